@@ -1,0 +1,216 @@
+//! Connections in journal.db: minting and revoking keys, editing grants, and the per-request
+//! credential check.
+
+use std::collections::BTreeSet;
+
+use sqlx::Row;
+use subtle::ConstantTimeEq;
+
+use super::grant::{Category, Grant, WriteMode};
+use super::{AuthError, keys};
+use crate::db::{self, Pool};
+use crate::journal::day::unix_now;
+
+/// How often `last_used_at` is written at most: a write per request would serialise every call.
+const LAST_USED_GRANULARITY_SECONDS: i64 = 60;
+
+/// One connection and its grant.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    pub id: String,
+    pub kind: String,
+    pub label: String,
+    pub created_at: i64,
+    pub last_used_at: Option<i64>,
+    pub grant: Grant,
+}
+
+/// Mints a key under a new label. Returns the connection and the key, which is never stored.
+pub async fn create_key(pool: &Pool, label: &str) -> Result<(Connection, String), AuthError> {
+    keys::validate_label(label).map_err(AuthError::Invalid)?;
+    let (key, digest) = keys::mint().map_err(|e| AuthError::Invalid(format!("no secure random source: {e}")))?;
+    let id = uuid::Uuid::new_v4().to_string();
+    let now = unix_now();
+    let mut tx = pool.begin().await?;
+    let inserted =
+        sqlx::query("INSERT INTO connections (id, kind, label, label_key, created_at) VALUES (?, 'key', ?, ?, ?)")
+            .bind(&id)
+            .bind(label)
+            .bind(keys::label_key(label))
+            .bind(now)
+            .execute(&mut *tx)
+            .await;
+    if let Err(e) = inserted {
+        return Err(if db::is_unique_violation(&e) {
+            AuthError::Invalid(format!(
+                "a key labelled \"{label}\" already exists (labels ignore case): pick another label, or revoke that key first"
+            ))
+        } else {
+            e.into()
+        });
+    }
+    sqlx::query("INSERT INTO keys (connection_id, digest) VALUES (?, ?)")
+        .bind(&id)
+        .bind(digest.to_vec())
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("INSERT INTO grants (connection_id) VALUES (?)")
+        .bind(&id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    let connection = Connection {
+        id,
+        kind: "key".into(),
+        label: label.into(),
+        created_at: now,
+        last_used_at: None,
+        grant: Grant::empty(),
+    };
+    Ok((connection, key))
+}
+
+/// Every key, oldest first.
+pub async fn list_keys(pool: &Pool) -> Result<Vec<Connection>, AuthError> {
+    let ids: Vec<String> =
+        sqlx::query_scalar("SELECT id FROM connections WHERE kind = 'key' ORDER BY created_at, label_key")
+            .fetch_all(pool)
+            .await?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(connection) = load(pool, &id).await? {
+            out.push(connection);
+        }
+    }
+    Ok(out)
+}
+
+/// Finds a key's connection by label (ignoring case).
+pub async fn find_key(pool: &Pool, label: &str) -> Result<Connection, AuthError> {
+    let id: Option<String> = sqlx::query_scalar("SELECT id FROM connections WHERE kind = 'key' AND label_key = ?")
+        .bind(keys::label_key(label))
+        .fetch_optional(pool)
+        .await?;
+    let not_found = || AuthError::NotFound(format!("no key is labelled \"{label}\": see `journal mcp token list`"));
+    let id = id.ok_or_else(not_found)?;
+    load(pool, &id).await?.ok_or_else(not_found)
+}
+
+/// Revokes a key: the key and its grant are deleted; its next request gets 401.
+pub async fn revoke_key(pool: &Pool, label: &str) -> Result<Connection, AuthError> {
+    let connection = find_key(pool, label).await?;
+    sqlx::query("DELETE FROM connections WHERE id = ?")
+        .bind(&connection.id)
+        .execute(pool)
+        .await?;
+    Ok(connection)
+}
+
+/// Replaces a connection's grant (categories and reach), bumping its generation.
+pub async fn set_grant(
+    pool: &Pool,
+    connection_id: &str,
+    categories: &BTreeSet<Category>,
+    facet_ids: Option<&[String]>,
+) -> Result<Grant, AuthError> {
+    let names: Vec<&str> = categories.iter().map(|c| c.as_str()).collect();
+    let mut tx = pool.begin().await?;
+    sqlx::query(
+        "UPDATE grants SET categories = ?, whole_journal = ?, generation = generation + 1 WHERE connection_id = ?",
+    )
+    .bind(names.join(" "))
+    .bind(facet_ids.is_none())
+    .bind(connection_id)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query("DELETE FROM grant_facets WHERE connection_id = ?")
+        .bind(connection_id)
+        .execute(&mut *tx)
+        .await?;
+    for id in facet_ids.unwrap_or_default() {
+        sqlx::query("INSERT OR IGNORE INTO grant_facets (connection_id, facet_id) VALUES (?, ?)")
+            .bind(connection_id)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    load(pool, connection_id)
+        .await?
+        .map(|c| c.grant)
+        .ok_or_else(|| AuthError::NotFound("the connection was revoked meanwhile".into()))
+}
+
+/// Checks a bearer key: the connection it belongs to, or None. Keys are looked up by digest and the
+/// digest compared again in constant time.
+pub async fn authenticate_key(pool: &Pool, key: &str) -> Result<Option<Connection>, AuthError> {
+    if !key.starts_with(keys::KEY_PREFIX) || key.len() > 256 {
+        return Ok(None);
+    }
+    let digest = keys::digest(key);
+    let row = sqlx::query("SELECT connection_id, digest FROM keys WHERE digest = ?")
+        .bind(digest.to_vec())
+        .fetch_optional(pool)
+        .await?;
+    let Some(row) = row else { return Ok(None) };
+    let stored: Vec<u8> = row.get(1);
+    if !bool::from(stored.as_slice().ct_eq(&digest)) {
+        return Ok(None);
+    }
+    let id: String = row.get(0);
+    let Some(connection) = load(pool, &id).await? else {
+        return Ok(None);
+    };
+    let now = unix_now();
+    if connection
+        .last_used_at
+        .is_none_or(|t| now - t >= LAST_USED_GRANULARITY_SECONDS)
+    {
+        sqlx::query("UPDATE connections SET last_used_at = ? WHERE id = ?")
+            .bind(now)
+            .bind(&id)
+            .execute(pool)
+            .await?;
+    }
+    Ok(Some(connection))
+}
+
+/// Loads a connection and its grant.
+pub async fn load(pool: &Pool, id: &str) -> Result<Option<Connection>, AuthError> {
+    let row = sqlx::query(
+        "SELECT c.id, c.kind, c.label, c.created_at, c.last_used_at, g.categories, g.whole_journal, g.write_mode, g.generation
+         FROM connections c JOIN grants g ON g.connection_id = c.id WHERE c.id = ?",
+    )
+    .bind(id)
+    .fetch_optional(pool)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let categories = row
+        .get::<String, _>(5)
+        .split_whitespace()
+        .filter_map(Category::parse)
+        .collect();
+    let facet_ids = if row.get::<bool, _>(6) {
+        None
+    } else {
+        Some(
+            sqlx::query_scalar("SELECT facet_id FROM grant_facets WHERE connection_id = ? ORDER BY facet_id")
+                .bind(id)
+                .fetch_all(pool)
+                .await?,
+        )
+    };
+    Ok(Some(Connection {
+        id: row.get(0),
+        kind: row.get(1),
+        label: row.get(2),
+        created_at: row.get(3),
+        last_used_at: row.get(4),
+        grant: Grant {
+            categories,
+            facet_ids,
+            write_mode: WriteMode::parse_stored(&row.get::<String, _>(7)),
+            generation: row.get(8),
+        },
+    }))
+}

@@ -1,0 +1,129 @@
+//! The command line: clap types, and one file per command group that turns parsed flags into calls
+//! on the library. Errors reach people as one line, `error: what went wrong: why`, and exit status 1.
+
+mod content;
+mod mcp;
+mod serve;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// A personal journal served to AI agents over MCP, safely.
+#[derive(Debug, Parser)]
+#[command(name = "journal", version, about, propagate_version = true)]
+pub struct Cli {
+    /// The journal folder (default: $XDG_DATA_HOME/journal or ~/.local/share/journal).
+    #[arg(long, global = true, env = "JOURNAL_HOME", value_name = "DIR")]
+    pub journal: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create the journal folder (other commands create it too when it is missing).
+    Init,
+    /// Serve the journal to MCP clients on the loopback address.
+    Serve(serve::ServeArgs),
+    /// Facets: the areas of life or work that content is filed under.
+    #[command(subcommand)]
+    Facet(content::FacetCommand),
+    /// People, places, projects and organisations.
+    #[command(subcommand)]
+    Entity(content::EntityCommand),
+    /// Bring content in from files.
+    #[command(subcommand)]
+    Import(content::ImportCommand),
+    /// Write a realistic sample journal into DIR.
+    Demo(content::DemoArgs),
+    /// Rebuild the search index from the files.
+    Reindex,
+    /// Keys, grants and the activity log of MCP connections.
+    #[command(subcommand)]
+    Mcp(mcp::McpCommand),
+}
+
+/// Runs the command line and maps the outcome to an exit status.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return usage_error(error),
+    };
+    let verbose = matches!(cli.command, Command::Serve(_));
+    init_tracing(verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: could not start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let dir = crate::config::journal_dir(cli.journal)?;
+    match cli.command {
+        Command::Init => content::init(&dir).await,
+        Command::Serve(args) => serve::run(&dir, args).await,
+        Command::Facet(command) => content::facet(&dir, command).await,
+        Command::Entity(command) => content::entity(&dir, command).await,
+        Command::Import(command) => content::import(&dir, command).await,
+        Command::Demo(args) => content::demo(args).await,
+        Command::Reindex => content::reindex(&dir).await,
+        Command::Mcp(command) => mcp::run(&dir, command).await,
+    }
+}
+
+/// Help and version print as clap renders them; a usage error becomes one line with a pointer to help.
+fn usage_error(error: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = error.print();
+        return ExitCode::SUCCESS;
+    }
+    // clap's first paragraph says what was wrong (possibly over several lines); the rest is usage.
+    let rendered = error.render().to_string();
+    let first: Vec<&str> = rendered
+        .lines()
+        .take_while(|line| !line.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let first = first.join(" ");
+    let first = first.strip_prefix("error: ").unwrap_or(&first);
+    eprintln!(
+        "error: {}; see `journal --help` or add --help to the command",
+        first.trim_end_matches(['.', ':'])
+    );
+    ExitCode::from(2)
+}
+
+fn init_tracing(verbose: bool) {
+    let default = if verbose { "info" } else { "warn" };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+/// Opens the journal for a command, with the folder named in any error.
+async fn open(dir: &std::path::Path) -> anyhow::Result<std::sync::Arc<crate::journal::Journal>> {
+    use anyhow::Context;
+    crate::journal::Journal::open(dir)
+        .await
+        .with_context(|| format!("could not open the journal in {}", dir.display()))
+}

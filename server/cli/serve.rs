@@ -1,0 +1,116 @@
+//! `journal serve`: runs the service until SIGINT or SIGTERM.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Args;
+
+use super::content::write_demo;
+use crate::auth::{Category, connections};
+use crate::config;
+use crate::journal::day::Day;
+use crate::journal::{Journal, demo};
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Loopback address for the local route.
+    #[arg(long, value_name = "ADDR", env = "JOURNAL_LOCAL_ADDR")]
+    pub local_addr: Option<String>,
+    /// Serve a fresh sample journal in a new temporary folder, with a ready key.
+    #[arg(long)]
+    pub demo: bool,
+}
+
+pub async fn run(dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
+    let dir: PathBuf = if args.demo { demo_dir()? } else { dir.to_path_buf() };
+    let settings = config::read_file(&dir)?;
+    let addr = config::local_addr(args.local_addr.as_deref(), &settings)?;
+    let journal = if args.demo {
+        let options = demo::DemoOptions {
+            days: 14,
+            segments_per_day: 4,
+            seed: 7,
+            end: Day::today(),
+        };
+        println!("{}", write_demo(&dir, &options).await?);
+        Journal::open(&dir).await?
+    } else {
+        super::open(&dir).await?
+    };
+    let running = crate::server::start(journal.clone(), addr).await.with_context(|| {
+        format!("could not listen on {addr} (is another journal already serving there? pick another with --local-addr)")
+    })?;
+    let url = format!("http://{}/mcp", running.local_addr);
+    println!("serving {} at {url}", journal.root().display());
+    if args.demo {
+        let (connection, key) = connections::create_key(&journal.db, "demo").await?;
+        connections::set_grant(
+            &journal.db,
+            &connection.id,
+            &Category::ALL.into_iter().collect::<BTreeSet<_>>(),
+            None,
+        )
+        .await?;
+        print_demo_help(&url, &key, journal.root());
+    }
+    println!("press Ctrl-C to stop");
+    shutdown_signal().await;
+    println!("stopping");
+    running.stop().await.context("the server did not stop cleanly")?;
+    Ok(())
+}
+
+fn demo_dir() -> anyhow::Result<PathBuf> {
+    let mut bytes = [0u8; 4];
+    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no secure random source: {e}"))?;
+    let suffix: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    Ok(std::env::temp_dir().join(format!("journal-demo-{suffix}")))
+}
+
+fn print_demo_help(url: &str, key: &str, root: &Path) {
+    println!();
+    println!("A key named \"demo\" can read the whole sample journal:");
+    println!("  export JOURNAL_KEY={key}");
+    println!();
+    println!("Connect an agent:");
+    println!(
+        "  Claude Code:  claude mcp add --transport http journal {url} --header \"Authorization: Bearer $JOURNAL_KEY\""
+    );
+    println!("  Codex:        codex mcp add journal --url {url} --bearer-token-env-var JOURNAL_KEY");
+    println!(
+        "  Gemini CLI:   gemini mcp add --transport http journal {url} --header \"Authorization: Bearer $JOURNAL_KEY\""
+    );
+    println!(
+        "  curl:         curl -si {url} -H \"Authorization: Bearer $JOURNAL_KEY\" -H 'Content-Type: application/json' \\"
+    );
+    println!(
+        "                  -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"curl\",\"version\":\"1\"}}}}}}'"
+    );
+    println!();
+    println!(
+        "Manage it with --journal {}: journal mcp token list, journal mcp activity, ...",
+        root.display()
+    );
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = terminate => {}
+    }
+}

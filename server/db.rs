@@ -1,0 +1,37 @@
+//! The SQLite database `journal.db`: opening it, its pragmas and its migrations.
+//!
+//! The database holds access state (connections, keys, grants), the audit log, server keys and the
+//! catalog of indexed files. WAL lets readers run beside the single writer; `synchronous = FULL`
+//! because an acknowledged change to access state or the audit log must survive power loss.
+//! This module does not know what any table means; the modules that own the tables do.
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+
+pub use sqlx::SqlitePool as Pool;
+
+/// Opens (creating when missing) the database at `path` and applies pending migrations.
+pub async fn open(path: &Path) -> Result<Pool, sqlx::Error> {
+    let options = SqliteConnectOptions::from_str("sqlite://")?
+        .filename(path)
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Full)
+        .foreign_keys(true)
+        // A CLI command and the server may write at the same moment; wait rather than fail.
+        .busy_timeout(Duration::from_secs(5));
+    let pool = SqlitePoolOptions::new()
+        .max_connections(4)
+        .connect_with(options)
+        .await?;
+    sqlx::migrate!("./migrations").run(&pool).await?;
+    Ok(pool)
+}
+
+/// True when the error is a violated UNIQUE or PRIMARY KEY constraint.
+pub fn is_unique_violation(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(db) if db.is_unique_violation())
+}

@@ -1,0 +1,166 @@
+//! The journal: its files, their catalog and search index, and the operations on them.
+//!
+//! Plain files in one folder are the truth (layout in docs/journal-format.md); `journal.db` keeps a
+//! catalog of them and `.index/` a tantivy index, both rebuilt from the files whenever they disagree.
+//! Every operation that the CLI, the MCP tools or (later) the owner's pages perform on content lives
+//! here, once. This module knows nothing of HTTP or MCP, and nothing of who is asking: callers pass the
+//! facet and category bounds of the caller's grant.
+
+pub mod catalog;
+pub mod content;
+pub mod day;
+pub mod demo;
+pub mod entity;
+pub mod facet;
+pub mod frontmatter;
+pub mod fsio;
+pub mod import;
+pub mod index;
+pub mod memory;
+pub mod signed;
+pub mod transcript;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use crate::db::{self, Pool};
+use facet::Facet;
+use index::SearchIndex;
+use signed::SigningKey;
+
+/// The categories of content a grant can name.
+pub const CATEGORIES: [&str; 3] = ["transcripts", "entities", "facets"];
+
+/// An open journal.
+pub struct Journal {
+    root: PathBuf,
+    pub db: Pool,
+    pub(crate) index: SearchIndex,
+    /// Facets as last read from their files (there are few; read on every catalog change).
+    facets: RwLock<Arc<Vec<Facet>>>,
+    /// One catalog sync at a time within this process.
+    sync_lock: tokio::sync::Mutex<()>,
+    signing_key: SigningKey,
+}
+
+/// Why a journal operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    /// Input that was refused; the message says what to change.
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("the journal database: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("the search index: {0}")]
+    Index(#[from] tantivy::TantivyError),
+    #[error("the journal database could not be updated: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+impl JournalError {
+    pub fn io(path: &Path, source: std::io::Error) -> JournalError {
+        JournalError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+impl Journal {
+    /// Opens the journal in `root`, creating its folders, database and index when missing, and
+    /// brings the catalog up to date with the files.
+    pub async fn open(root: &Path) -> Result<Arc<Journal>, JournalError> {
+        for sub in ["", "facets", "entities", "transcripts", "memory"] {
+            let dir = root.join(sub);
+            fsio::create_dir_all_durable(&dir).map_err(|e| JournalError::io(&dir, e))?;
+        }
+        let root = root.canonicalize().map_err(|e| JournalError::io(root, e))?;
+        let pool = db::open(&root.join("journal.db")).await?;
+        let (index, fresh) = SearchIndex::open(&root.join(".index"))?;
+        if fresh {
+            // A new or wiped index: forget the catalog so every file is indexed again.
+            sqlx::query("DELETE FROM items").execute(&pool).await?;
+        }
+        let signing_key = load_signing_key(&pool).await?;
+        let journal = Arc::new(Journal {
+            root,
+            db: pool,
+            index,
+            facets: RwLock::new(Arc::new(Vec::new())),
+            sync_lock: tokio::sync::Mutex::new(()),
+            signing_key,
+        });
+        journal.reload_facets()?;
+        journal.sync().await?;
+        Ok(journal)
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn signing_key(&self) -> &SigningKey {
+        &self.signing_key
+    }
+
+    /// The facets, as of the last catalog sync.
+    pub fn facets(&self) -> Arc<Vec<Facet>> {
+        self.facets.read().map(|f| Arc::clone(&f)).unwrap_or_default()
+    }
+
+    /// Looks a facet up by its id or its name.
+    pub fn facet(&self, id_or_name: &str) -> Option<Facet> {
+        self.facets()
+            .iter()
+            .find(|f| f.id == id_or_name || f.name == id_or_name)
+            .cloned()
+    }
+
+    fn reload_facets(&self) -> Result<(), JournalError> {
+        let facets = content::read_facets(&self.root)?;
+        if let Ok(mut slot) = self.facets.write() {
+            *slot = Arc::new(facets);
+        }
+        Ok(())
+    }
+
+    /// Brings the catalog and index up to date with the files (see `catalog`).
+    pub async fn sync(self: &Arc<Self>) -> Result<catalog::SyncReport, JournalError> {
+        let _guard = self.sync_lock.lock().await;
+        let report = catalog::sync(self).await?;
+        if report.facets_changed {
+            self.reload_facets()?;
+        }
+        Ok(report)
+    }
+
+    /// Throws the index away and indexes every file again.
+    pub async fn reindex(self: &Arc<Self>) -> Result<catalog::SyncReport, JournalError> {
+        let _guard = self.sync_lock.lock().await;
+        sqlx::query("DELETE FROM items").execute(&self.db).await?;
+        let report = catalog::sync(self).await?;
+        self.reload_facets()?;
+        Ok(report)
+    }
+}
+
+async fn load_signing_key(pool: &Pool) -> Result<SigningKey, JournalError> {
+    let mut fresh = [0u8; 32];
+    getrandom::fill(&mut fresh).map_err(|e| JournalError::Invalid(format!("no secure random source: {e}")))?;
+    // Insert-if-absent, then read: two processes opening a new journal at once agree on one key.
+    sqlx::query("INSERT OR IGNORE INTO server_keys (name, value) VALUES ('reference', ?)")
+        .bind(fresh.to_vec())
+        .execute(pool)
+        .await?;
+    let stored: Vec<u8> = sqlx::query_scalar("SELECT value FROM server_keys WHERE name = 'reference'")
+        .fetch_one(pool)
+        .await?;
+    let bytes: [u8; 32] = stored.try_into().map_err(|_| {
+        JournalError::Invalid("the stored reference key is damaged; delete its row in server_keys".into())
+    })?;
+    Ok(SigningKey::from_bytes(bytes))
+}

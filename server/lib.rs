@@ -1,0 +1,28 @@
+//! journal: a personal journal served to AI agents over MCP, safely.
+//!
+//! How the parts depend on each other (arrows point at what is used):
+//!
+//! ```text
+//! cli ──► server ──► routes ──► mcp ──► auth ──► db
+//!  │                              │       │
+//!  └──────────────────────────────┴───────┴────► journal ──► db
+//! ```
+//!
+//! - `journal`: the content (plain files), their catalog and search index. Knows nothing of HTTP,
+//!   MCP or who is asking.
+//! - `auth`: connections, keys, grants, the audit log.
+//! - `mcp`: JSON-RPC, sessions, the Streamable HTTP transport and the tools.
+//! - `routes`: one router per way of reaching the journal (loopback for now), with its Host rules.
+//! - `server`: listeners, background upkeep, shutdown. `cli`: the commands people type.
+//!
+//! docs/ARCHITECTURE.md has the module map and the path of a request.
+
+pub mod app;
+pub mod auth;
+pub mod cli;
+pub mod config;
+pub mod db;
+pub mod journal;
+pub mod mcp;
+pub mod routes;
+pub mod server;

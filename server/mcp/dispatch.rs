@@ -1,0 +1,176 @@
+//! Answers one JSON-RPC request for one authenticated connection within its session.
+//!
+//! Every `tools/call` is checked against the grant as it is now (not as it was when the session
+//! began), audited, and only then answered.
+
+use serde_json::{Map, Value, json};
+
+use super::jsonrpc::{self, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND};
+use super::protocol::Version;
+use super::tools::{self, ToolContext, ToolError};
+use crate::app::AppState;
+use crate::auth::Connection;
+use crate::auth::audit::{self, Outcome};
+
+/// How many tools one `tools/list` page holds.
+const TOOLS_PAGE: usize = 50;
+
+/// Who is asking, in which session.
+pub struct Caller {
+    pub connection: Connection,
+    pub session_id: String,
+    pub version: Version,
+    /// The grant generation whose tool list the client last saw.
+    pub listed_generation: i64,
+}
+
+/// Answers one request (never a notification) with a JSON-RPC response.
+pub async fn request(state: &AppState, caller: &Caller, id: Value, method: &str, params: Map<String, Value>) -> Value {
+    match method {
+        "ping" => jsonrpc::result(id, json!({})),
+        "tools/list" => tools_list(state, caller, id, &params),
+        "tools/call" => tools_call(state, caller, id, params).await,
+        "initialize" => jsonrpc::error(
+            id,
+            jsonrpc::INVALID_REQUEST,
+            "this session is already initialized; initialize starts a new session on its own request",
+        ),
+        other => jsonrpc::error(id, METHOD_NOT_FOUND, format!("method not found: {other}")),
+    }
+}
+
+fn context<'a>(state: &'a AppState, caller: &'a Caller) -> ToolContext<'a> {
+    ToolContext {
+        journal: &state.journal,
+        connection: &caller.connection,
+        facets: state.journal.facets(),
+    }
+}
+
+fn tools_list(state: &AppState, caller: &Caller, id: Value, params: &Map<String, Value>) -> Value {
+    let offset = match params.get("cursor") {
+        None | Some(Value::Null) => 0,
+        Some(Value::String(cursor)) => match decode_cursor(cursor) {
+            Some(offset) => offset,
+            None => {
+                return jsonrpc::error(
+                    id,
+                    INVALID_PARAMS,
+                    "invalid cursor: use a nextCursor from tools/list, or none",
+                );
+            }
+        },
+        Some(_) => return jsonrpc::error(id, INVALID_PARAMS, "cursor must be a string"),
+    };
+    let context = context(state, caller);
+    let offered: Vec<_> = tools::ALL.iter().filter(|t| t.offered(&caller.connection)).collect();
+    if offset > offered.len() {
+        return jsonrpc::error(
+            id,
+            INVALID_PARAMS,
+            "invalid cursor: use a nextCursor from tools/list, or none",
+        );
+    }
+    let page: Vec<Value> = offered
+        .iter()
+        .skip(offset)
+        .take(TOOLS_PAGE)
+        .map(|t| t.listing(&context, caller.version))
+        .collect();
+    let mut result = json!({ "tools": page });
+    if offset + TOOLS_PAGE < offered.len() {
+        result["nextCursor"] = json!(encode_cursor(offset + TOOLS_PAGE));
+    }
+    state
+        .sessions
+        .set_listed(&caller.session_id, caller.connection.grant.generation);
+    jsonrpc::result(id, result)
+}
+
+fn encode_cursor(offset: usize) -> String {
+    format!("tools-{offset}")
+}
+
+fn decode_cursor(cursor: &str) -> Option<usize> {
+    cursor.strip_prefix("tools-")?.parse().ok().filter(|n| *n > 0)
+}
+
+async fn tools_call(state: &AppState, caller: &Caller, id: Value, mut params: Map<String, Value>) -> Value {
+    let Some(Value::String(name)) = params.remove("name") else {
+        return jsonrpc::error(id, INVALID_PARAMS, "tools/call needs params.name, the tool's name");
+    };
+    let arguments = match params.remove("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(arguments @ Value::Object(_)) => arguments,
+        Some(_) => return jsonrpc::error(id, INVALID_PARAMS, "params.arguments must be an object"),
+    };
+    let Some(tool) = tools::find(&name) else {
+        return jsonrpc::error(id, INVALID_PARAMS, format!("unknown tool: {name}"));
+    };
+    let context = context(state, caller);
+    let outcome = if tool.offered(&caller.connection) {
+        tools::call(tool.name, arguments.clone(), &context).await
+    } else {
+        Err(ToolError::Refused(format!(
+            "this connection's access does not include {name}; the owner can change that"
+        )))
+    };
+    let (audit_outcome, detail) = match &outcome {
+        Ok(output) if output.empty => (Outcome::Empty, String::new()),
+        Ok(_) => (Outcome::Served, String::new()),
+        Err(ToolError::Invalid(message)) | Err(ToolError::Refused(message)) => (Outcome::Refused, message.clone()),
+        Err(ToolError::Failed(message)) => (Outcome::Error, message.clone()),
+    };
+    if let Err(ToolError::Failed(message)) = &outcome {
+        tracing::error!(tool = %name, connection = %caller.connection.label, error = %message, "a tool failed");
+    }
+    let connection = &caller.connection;
+    if let Err(error) = audit::record(
+        &state.journal.db,
+        &connection.id,
+        &connection.label,
+        &name,
+        &arguments,
+        audit_outcome,
+        &detail,
+    )
+    .await
+    {
+        // No result leaves without its audit record.
+        tracing::error!(%error, "the audit log could not be written; the call's result is withheld");
+        return jsonrpc::error(
+            id,
+            INTERNAL_ERROR,
+            "the call could not be recorded in the audit log, so its result is withheld; try again",
+        );
+    }
+    let mut result = match outcome {
+        Ok(output) => {
+            let text = output.value.to_string();
+            let mut result = json!({ "content": [{ "type": "text", "text": text }], "isError": false });
+            if caller.version.has_structured_tools() {
+                result["structuredContent"] = output.value;
+            }
+            result
+        }
+        Err(error) => json!({ "content": [{ "type": "text", "text": error.to_string() }], "isError": true }),
+    };
+    if caller.listed_generation != connection.grant.generation {
+        // Several clients ignore notifications/tools/list_changed; say it in the result too.
+        result["_meta"] = json!({ "tools_list_changed": true });
+    }
+    jsonrpc::result(id, result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_cursors() {
+        assert_eq!(decode_cursor(&encode_cursor(50)), Some(50));
+        for bad in ["", "tools-", "tools-0", "tools--1", "50", "tools-x"] {
+            assert_eq!(decode_cursor(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! JSON-RPC 2.0 envelopes as MCP uses them: classifying what arrived and building replies.
+//!
+//! MCP narrows JSON-RPC: a request id is a string or a number (never null), params are an object.
+//! This module only shapes messages; it does not know any method.
+
+use serde_json::{Map, Value, json};
+
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
+pub const INTERNAL_ERROR: i64 = -32603;
+
+/// One incoming message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    Request {
+        id: Value,
+        method: String,
+        params: Map<String, Value>,
+    },
+    Notification {
+        method: String,
+    },
+    /// A response to something the server asked; this server asks nothing, so these are accepted and dropped.
+    Response,
+}
+
+/// Classifies one JSON value, or says why it is not a valid MCP message (with the id, when one
+/// could be read, so the error can name it).
+pub fn classify(value: &Value) -> Result<Message, (Value, String)> {
+    let Some(object) = value.as_object() else {
+        return Err((Value::Null, "a JSON-RPC message must be a JSON object".into()));
+    };
+    let id = object.get("id").cloned();
+    let reply_id = id
+        .clone()
+        .filter(|v| v.is_string() || v.is_number())
+        .unwrap_or(Value::Null);
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err((reply_id, "\"jsonrpc\" must be \"2.0\"".into()));
+    }
+    if object.contains_key("result") || object.contains_key("error") {
+        if object.contains_key("method") {
+            return Err((reply_id, "a message cannot be both a request and a response".into()));
+        }
+        return Ok(Message::Response);
+    }
+    let method = match object.get("method") {
+        Some(Value::String(method)) => method.clone(),
+        Some(_) => return Err((reply_id, "\"method\" must be a string".into())),
+        None => return Err((reply_id, "a request needs a \"method\"".into())),
+    };
+    let params = match object.get("params") {
+        // Absent or null: no parameters (null is not strictly allowed, but harmless to accept).
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(params)) => params.clone(),
+        Some(_) => return Err((reply_id, "\"params\" must be an object".into())),
+    };
+    match id {
+        None => Ok(Message::Notification { method }),
+        Some(id @ (Value::String(_) | Value::Number(_))) => Ok(Message::Request { id, method, params }),
+        Some(_) => Err((Value::Null, "\"id\" must be a string or a number".into())),
+    }
+}
+
+/// A successful reply.
+pub fn result(id: Value, result: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}
+
+/// An error reply.
+pub fn error(id: Value, code: i64, message: impl Into<String>) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message.into() } })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_messages() {
+        let request = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+        assert!(matches!(classify(&request), Ok(Message::Request { method, .. }) if method == "ping"));
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert_eq!(
+            classify(&note),
+            Ok(Message::Notification {
+                method: "notifications/initialized".into()
+            })
+        );
+        assert_eq!(
+            classify(&json!({"jsonrpc": "2.0", "id": 1, "result": {}})),
+            Ok(Message::Response)
+        );
+    }
+
+    #[test]
+    fn refuses_malformed_envelopes_naming_the_id() {
+        let cases = [
+            (json!([1]), Value::Null),
+            (json!({"id": 3, "method": "ping"}), json!(3)),
+            (json!({"jsonrpc": "2.0", "id": "a", "method": 5}), json!("a")),
+            (
+                json!({"jsonrpc": "2.0", "id": 4, "method": "x", "params": [1]}),
+                json!(4),
+            ),
+            (json!({"jsonrpc": "2.0", "id": null, "method": "x"}), Value::Null),
+            (json!({"jsonrpc": "2.0", "id": {"a": 1}, "method": "x"}), Value::Null),
+            (json!({"jsonrpc": "2.0", "id": 1, "method": "x", "result": 1}), json!(1)),
+        ];
+        for (message, id) in cases {
+            let (got, _why) = classify(&message).unwrap_err();
+            assert_eq!(got, id, "{message}");
+        }
+    }
+}

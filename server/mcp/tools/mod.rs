@@ -1,0 +1,359 @@
+//! The tools: one file each, plus the shared rules for arguments, references and results.
+//!
+//! A tool is a `ToolDef` (name, descriptions, what it needs from a grant, its schemas) and a `run`
+//! function that takes typed, checked arguments and calls one `journal` operation. Which tools a
+//! connection sees, and the enums in their schemas, follow from its grant here; `dispatch` checks the
+//! grant again on every call, so a narrowed grant refuses at once.
+
+pub mod fetch;
+pub mod get_entity;
+pub mod get_transcript;
+pub mod list_entities;
+pub mod list_facets;
+pub mod list_transcripts;
+pub mod recall_memory;
+pub mod save_memory;
+pub mod search;
+
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::protocol::Version;
+use super::schema;
+use crate::auth::{Category, Connection};
+use crate::journal::content::Scope;
+use crate::journal::day::Day;
+use crate::journal::facet::Facet;
+use crate::journal::signed::MAX_TOKEN_BYTES;
+use crate::journal::{Journal, JournalError};
+
+/// What a tool needs from the grant before it is offered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    Nothing,
+    /// Any of the readable categories.
+    AnyRead,
+    Category(Category),
+}
+
+/// A tool's static description.
+pub struct ToolDef {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub needs: Need,
+    pub read_only: bool,
+    pub idempotent: bool,
+    pub input: fn() -> Value,
+    pub output: fn() -> Value,
+}
+
+/// Every tool, in the order `tools/list` shows them.
+pub const ALL: [&ToolDef; 9] = [
+    &save_memory::DEF,
+    &recall_memory::DEF,
+    &list_facets::DEF,
+    &search::DEF,
+    &fetch::DEF,
+    &list_transcripts::DEF,
+    &get_transcript::DEF,
+    &list_entities::DEF,
+    &get_entity::DEF,
+];
+
+/// Everything a tool may use for one call.
+pub struct ToolContext<'a> {
+    pub journal: &'a Arc<Journal>,
+    pub connection: &'a Connection,
+    pub facets: Arc<Vec<Facet>>,
+}
+
+/// A tool's successful answer: the structured result and whether it found nothing.
+pub struct ToolOutput {
+    pub value: Value,
+    pub empty: bool,
+}
+
+/// Why a tool call did not succeed. Every variant becomes an `isError` result, never a protocol error.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments were wrong; the text says how.
+    #[error("{0}")]
+    Invalid(String),
+    /// The grant does not allow it, or the item is out of reach.
+    #[error("{0}")]
+    Refused(String),
+    /// The journal failed; details are logged, not shown.
+    #[error("the journal could not answer this call; the owner can find details in the server log")]
+    Failed(String),
+}
+
+impl From<JournalError> for ToolError {
+    fn from(error: JournalError) -> ToolError {
+        match error {
+            JournalError::Invalid(message) => ToolError::Invalid(message),
+            JournalError::NotFound(message) => ToolError::Refused(message),
+            other => ToolError::Failed(other.to_string()),
+        }
+    }
+}
+
+impl ToolDef {
+    /// Whether a grant offers this tool.
+    pub fn offered(&self, connection: &Connection) -> bool {
+        match self.needs {
+            Need::Nothing => true,
+            Need::AnyRead => !searchable(connection).is_empty(),
+            Need::Category(category) => connection.grant.has(category),
+        }
+    }
+
+    /// The `tools/list` entry for this connection and protocol version.
+    pub fn listing(&self, context: &ToolContext<'_>, version: Version) -> Value {
+        let mut input = (self.input)();
+        schema::set_enum(&mut input, "facet", &context.reachable_facet_ids());
+        let categories: Vec<String> = searchable(context.connection)
+            .iter()
+            .map(|c| c.as_str().to_string())
+            .collect();
+        schema::set_enum(&mut input, "category", &categories);
+        let mut annotations = json!({
+            "readOnlyHint": self.read_only,
+            "destructiveHint": false,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": false,
+        });
+        let mut entry = json!({ "name": self.name, "description": self.description, "inputSchema": input });
+        if version.has_structured_tools() {
+            entry["title"] = json!(self.title);
+            annotations["title"] = json!(self.title);
+            entry["outputSchema"] = (self.output)();
+        }
+        entry["annotations"] = annotations;
+        entry
+    }
+}
+
+/// The searchable categories a connection holds.
+pub fn searchable(connection: &Connection) -> Vec<Category> {
+    Category::ALL.into_iter().filter(|c| connection.grant.has(*c)).collect()
+}
+
+/// Finds a tool by name.
+pub fn find(name: &str) -> Option<&'static ToolDef> {
+    ALL.iter().copied().find(|t| t.name == name)
+}
+
+/// Runs a tool that the caller has already checked is offered.
+pub async fn call(name: &str, arguments: Value, context: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
+    match name {
+        "save_memory" => save_memory::run(context, parse(arguments)?).await,
+        "recall_memory" => recall_memory::run(context, parse(arguments)?).await,
+        "list_facets" => list_facets::run(context, parse(arguments)?).await,
+        "search" => search::run(context, parse(arguments)?).await,
+        "fetch" => fetch::run(context, parse(arguments)?).await,
+        "list_transcripts" => list_transcripts::run(context, parse(arguments)?).await,
+        "get_transcript" => get_transcript::run(context, parse(arguments)?).await,
+        "list_entities" => list_entities::run(context, parse(arguments)?).await,
+        "get_entity" => get_entity::run(context, parse(arguments)?).await,
+        other => Err(ToolError::Invalid(format!("there is no tool named {other}"))),
+    }
+}
+
+fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolError> {
+    serde_json::from_value(arguments).map_err(|e| ToolError::Invalid(format!("invalid arguments: {e}")))
+}
+
+impl ToolContext<'_> {
+    /// Facet ids the grant reaches, for the `facet` enum.
+    pub fn reachable_facet_ids(&self) -> Vec<String> {
+        self.connection
+            .grant
+            .reachable(&self.facets)
+            .into_iter()
+            .map(|f| f.id.clone())
+            .collect()
+    }
+
+    /// The grant's reach, narrowed to one facet id when the call names one.
+    pub fn scope(&self, facet: Option<&str>) -> Result<Scope, ToolError> {
+        let Some(id) = facet else {
+            return Ok(self.connection.grant.scope(&self.facets));
+        };
+        check_len("facet", id, 256)?;
+        let reachable = self.connection.grant.reachable(&self.facets);
+        // An unknown facet and one outside the grant answer alike: the agent learns nothing either way.
+        let facet = reachable.into_iter().find(|f| f.id == id).ok_or_else(|| {
+            ToolError::Invalid(format!(
+                "facet \"{id}\" is not one of the facets this connection can read; see list_facets"
+            ))
+        })?;
+        Ok(Scope::Facets(vec![facet.name.clone()]))
+    }
+
+    /// A reference to an item, bound to this connection, its grant generation and the item's kind.
+    pub fn reference(&self, kind: &str, path: &str) -> String {
+        let generation = self.connection.grant.generation.to_string();
+        self.journal
+            .signing_key()
+            .sign("ref", &[kind, &self.connection.id, &generation, path])
+    }
+
+    /// Opens a reference of one of `kinds`; answers (kind, path).
+    pub fn open_reference(&self, token: &str, kinds: &[&str]) -> Result<(String, String), ToolError> {
+        check_len("reference", token, MAX_TOKEN_BYTES)?;
+        let invalid = || {
+            ToolError::Invalid(
+                "that reference is not valid here: use a reference from a search or listing made with this connection"
+                    .into(),
+            )
+        };
+        let fields = self.journal.signing_key().verify("ref", token).ok_or_else(invalid)?;
+        let [kind, connection, generation, path] = fields.as_slice() else {
+            return Err(invalid());
+        };
+        if connection != &self.connection.id || !kinds.contains(&kind.as_str()) {
+            return Err(invalid());
+        }
+        if generation != &self.connection.grant.generation.to_string() {
+            return Err(ToolError::Refused(
+                "that reference was issued before this connection's access changed; search or list again for a fresh one".into(),
+            ));
+        }
+        Ok((kind.clone(), path.clone()))
+    }
+
+    /// A cursor that continues a listing: bound to the connection, generation and the request.
+    pub fn cursor(&self, purpose: &str, request: &str, offset: usize) -> String {
+        let generation = self.connection.grant.generation.to_string();
+        self.journal.signing_key().sign(
+            purpose,
+            &[&self.connection.id, &generation, &digest(request), &offset.to_string()],
+        )
+    }
+
+    /// Reads a cursor back into its offset, refusing one made for another request.
+    pub fn open_cursor(&self, purpose: &str, request: &str, token: &str) -> Result<usize, ToolError> {
+        check_len("cursor", token, MAX_TOKEN_BYTES)?;
+        let invalid = || {
+            ToolError::Invalid("that cursor is not valid for this request: repeat the request without a cursor".into())
+        };
+        let fields = self.journal.signing_key().verify(purpose, token).ok_or_else(invalid)?;
+        let [connection, generation, request_digest, offset] = fields.as_slice() else {
+            return Err(invalid());
+        };
+        if connection != &self.connection.id
+            || generation != &self.connection.grant.generation.to_string()
+            || request_digest != &digest(request)
+        {
+            return Err(invalid());
+        }
+        offset.parse().map_err(|_| invalid())
+    }
+}
+
+fn digest(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(text.as_bytes())[..12]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Checks a string argument's length in bytes.
+pub fn check_len(field: &str, value: &str, max: usize) -> Result<(), ToolError> {
+    if value.len() > max {
+        return Err(ToolError::Invalid(format!("{field} is too long: at most {max} bytes")));
+    }
+    Ok(())
+}
+
+/// Checks a `limit` argument: absent gives the default, otherwise 1..=max.
+pub fn check_limit(limit: Option<u32>, default: u32, max: u32) -> Result<usize, ToolError> {
+    match limit {
+        None => Ok(default as usize),
+        Some(n) if (1..=max).contains(&n) => Ok(n as usize),
+        Some(n) => Err(ToolError::Invalid(format!(
+            "limit must be between 1 and {max}, not {n}"
+        ))),
+    }
+}
+
+/// Reads `day`, `day_from` and `day_to` into an inclusive range.
+pub fn day_range(
+    day: Option<&str>,
+    from: Option<&str>,
+    to: Option<&str>,
+) -> Result<(Option<Day>, Option<Day>), ToolError> {
+    let parse = |field: &str, value: Option<&str>| -> Result<Option<Day>, ToolError> {
+        let Some(value) = value else { return Ok(None) };
+        check_len(field, value, 32)?;
+        Day::parse(value)
+            .map(Some)
+            .map_err(|e| ToolError::Invalid(format!("{field}: {e}")))
+    };
+    let day = parse("day", day)?;
+    let (from, to) = (parse("day_from", from)?, parse("day_to", to)?);
+    if day.is_some() && (from.is_some() || to.is_some()) {
+        return Err(ToolError::Invalid(
+            "give either day, or day_from and day_to, not both".into(),
+        ));
+    }
+    if let (Some(from), Some(to)) = (from, to)
+        && from > to
+    {
+        return Err(ToolError::Invalid(format!("day_from ({from}) is after day_to ({to})")));
+    }
+    Ok(if day.is_some() { (day, day) } else { (from, to) })
+}
+
+/// The sentence an empty answer carries: small models otherwise keep calling.
+pub fn nothing_matched(what: &str) -> String {
+    format!("No {what} matched. This answer is complete: there is nothing more to fetch for this request.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn argument_rules() {
+        assert_eq!(check_limit(None, 10, 100).unwrap(), 10);
+        assert_eq!(check_limit(Some(100), 10, 100).unwrap(), 100);
+        assert!(check_limit(Some(0), 10, 100).is_err());
+        assert!(check_limit(Some(101), 10, 100).is_err());
+        assert!(check_len("query", &"x".repeat(4097), 4096).is_err());
+        let (from, to) = day_range(Some("20261120"), None, None).unwrap();
+        assert_eq!(
+            (from.unwrap().to_string(), to.unwrap().to_string()),
+            ("2026-11-20".into(), "2026-11-20".into())
+        );
+        assert!(day_range(Some("2026-11-20"), Some("2026-11-01"), None).is_err());
+        assert!(day_range(None, Some("2026-11-20"), Some("2026-11-01")).is_err());
+        assert!(
+            day_range(None, Some(&"2".repeat(33)), None)
+                .unwrap_err()
+                .to_string()
+                .contains("too long")
+        );
+        assert!(day_range(None, Some("tomorrow"), None).is_err());
+    }
+
+    #[test]
+    fn tool_names_follow_the_specification() {
+        for tool in ALL {
+            assert!((1..=128).contains(&tool.name.len()));
+            assert!(
+                tool.name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+            );
+            let input = (tool.input)();
+            assert_eq!(input["type"], "object", "{}", tool.name);
+            assert_eq!(input["additionalProperties"], false, "{}", tool.name);
+            assert_eq!((tool.output)()["type"], "object", "{}", tool.name);
+        }
+    }
+}

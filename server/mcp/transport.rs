@@ -1,0 +1,330 @@
+//! Streamable HTTP for MCP at `/mcp`: turns HTTP requests into JSON-RPC messages and answers with
+//! the right status codes and headers.
+//!
+//! The order of checks is deliberate: credentials first (nothing else is revealed to a stranger),
+//! then the content type, the body size and deadline, the JSON, and finally the session and protocol
+//! version. The route layer has already checked Host and Origin. Every reply is JSON; this server
+//! opens no SSE streams, so GET is 405.
+
+// The early-return helpers answer `Result<_, Response>`: a refusal is the response itself, built once
+// per refused request, so boxing it (what this lint suggests) would only add an allocation.
+#![allow(clippy::result_large_err)]
+
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use super::dispatch::{self, Caller};
+use super::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, Message, PARSE_ERROR};
+use super::protocol::Version;
+use super::session::SessionError;
+use crate::app::AppState;
+use crate::auth::Connection;
+use crate::auth::connections;
+
+/// The largest request body, from the reference: 64 KiB.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+/// How long a client may take to send its body.
+pub const BODY_DEADLINE: Duration = Duration::from_secs(5);
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
+
+/// POST /mcp: one message or (in a 2025-03-26 session) a batch.
+pub async fn post(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
+    let connection = match authenticate(&state, &headers).await {
+        Ok(connection) => connection,
+        Err(response) => return response,
+    };
+    if !is_json(&headers) {
+        return http_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            INVALID_REQUEST,
+            "Content-Type must be application/json",
+        );
+    }
+    let bytes = match read_body(&headers, body).await {
+        Ok(bytes) => bytes,
+        Err(response) => return response,
+    };
+    let value: Value = match serde_json::from_slice(&bytes) {
+        Ok(value) => value,
+        Err(e) => {
+            return http_error(
+                StatusCode::BAD_REQUEST,
+                PARSE_ERROR,
+                format!("the body is not valid JSON: {e}"),
+            );
+        }
+    };
+    if let Some(Ok(Message::Request { id, method, params })) = (!value.is_array()).then(|| jsonrpc::classify(&value))
+        && method == "initialize"
+    {
+        return initialize(&state, &connection, id, &params);
+    }
+    let caller = match resume(&state, &headers, connection) {
+        Ok(caller) => caller,
+        Err(response) => return response,
+    };
+    match value {
+        Value::Array(items) => batch(&state, &caller, items).await,
+        single => match jsonrpc::classify(&single) {
+            Err((id, why)) => json_response(StatusCode::BAD_REQUEST, jsonrpc::error(id, INVALID_REQUEST, why)),
+            Ok(Message::Notification { .. } | Message::Response) => StatusCode::ACCEPTED.into_response(),
+            Ok(Message::Request { id, method, params }) => json_response(
+                StatusCode::OK,
+                dispatch::request(&state, &caller, id, &method, params).await,
+            ),
+        },
+    }
+}
+
+/// DELETE /mcp: ends the caller's session.
+pub async fn delete(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let connection = match authenticate(&state, &headers).await {
+        Ok(connection) => connection,
+        Err(response) => return response,
+    };
+    let Some(id) = session_header(&headers) else {
+        return http_error(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            "DELETE needs the Mcp-Session-Id header of the session to end",
+        );
+    };
+    match state.sessions.end(&id, &connection.id) {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => http_error(StatusCode::NOT_FOUND, INVALID_REQUEST, e.to_string()),
+    }
+}
+
+/// Any other method on /mcp.
+pub async fn method_not_allowed() -> Response {
+    let mut response = http_error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        INVALID_REQUEST,
+        "use POST for messages and DELETE to end a session; this server opens no event stream",
+    );
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+    response
+}
+
+fn initialize(
+    state: &AppState,
+    connection: &Connection,
+    id: Value,
+    params: &serde_json::Map<String, Value>,
+) -> Response {
+    let Some(requested) = params.get("protocolVersion").and_then(Value::as_str) else {
+        return json_response(
+            StatusCode::OK,
+            jsonrpc::error(id, INVALID_PARAMS, "initialize needs params.protocolVersion"),
+        );
+    };
+    let version = Version::negotiate(requested);
+    let session = match state
+        .sessions
+        .create(&connection.id, version, connection.grant.generation)
+    {
+        Ok(session) => session,
+        Err(e) => return http_error(StatusCode::TOO_MANY_REQUESTS, INVALID_REQUEST, e.to_string()),
+    };
+    let result = json!({
+        "protocolVersion": version.as_str(),
+        "capabilities": { "tools": { "listChanged": true } },
+        "serverInfo": { "name": "journal", "title": "journal", "version": env!("CARGO_PKG_VERSION") },
+        "instructions": "The owner's personal journal. Call list_facets to see the areas you can read, search to find things, \
+                         and save_memory / recall_memory for your own notes. What you can see depends on the access the owner granted.",
+    });
+    let mut response = json_response(StatusCode::OK, jsonrpc::result(id, result));
+    if let Ok(value) = HeaderValue::from_str(&session) {
+        response.headers_mut().insert(SESSION_HEADER, value);
+    }
+    response
+}
+
+/// Finds the caller's session and checks the protocol version header against it.
+fn resume(state: &AppState, headers: &HeaderMap, connection: Connection) -> Result<Caller, Response> {
+    let Some(id) = session_header(headers) else {
+        return Err(http_error(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            "missing Mcp-Session-Id header: call initialize first and send the id it returns",
+        ));
+    };
+    let session = state
+        .sessions
+        .touch(&id, &connection.id)
+        .map_err(|e: SessionError| http_error(StatusCode::NOT_FOUND, INVALID_REQUEST, e.to_string()))?;
+    if let Some(sent) = headers.get(VERSION_HEADER) {
+        let sent = sent.to_str().unwrap_or("");
+        match Version::parse(sent) {
+            None => {
+                return Err(http_error(
+                    StatusCode::BAD_REQUEST,
+                    INVALID_REQUEST,
+                    format!(
+                        "unsupported MCP-Protocol-Version \"{sent}\"; this server speaks 2025-03-26, 2025-06-18 and 2025-11-25"
+                    ),
+                ));
+            }
+            Some(v) if v != session.version => {
+                return Err(http_error(
+                    StatusCode::BAD_REQUEST,
+                    INVALID_REQUEST,
+                    format!(
+                        "MCP-Protocol-Version {sent} differs from this session's {}",
+                        session.version.as_str()
+                    ),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(Caller {
+        connection,
+        session_id: id,
+        version: session.version,
+        listed_generation: session.listed_generation,
+    })
+}
+
+async fn batch(state: &AppState, caller: &Caller, items: Vec<Value>) -> Response {
+    if !caller.version.allows_batches() {
+        return http_error(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            format!(
+                "JSON-RPC batches are not allowed in protocol version {}; send one message per request",
+                caller.version.as_str()
+            ),
+        );
+    }
+    if items.is_empty() {
+        return http_error(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            "an empty batch is not a request",
+        );
+    }
+    let mut replies = Vec::new();
+    for item in items {
+        match jsonrpc::classify(&item) {
+            Err((id, why)) => replies.push(jsonrpc::error(id, INVALID_REQUEST, why)),
+            Ok(Message::Notification { .. } | Message::Response) => {}
+            Ok(Message::Request { id, method, params }) => {
+                replies.push(dispatch::request(state, caller, id, &method, params).await)
+            }
+        }
+    }
+    if replies.is_empty() {
+        StatusCode::ACCEPTED.into_response()
+    } else {
+        json_response(StatusCode::OK, Value::Array(replies))
+    }
+}
+
+/// The connection behind the bearer credential, or a 401 that tells the client where to sign in.
+async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Connection, Response> {
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim());
+    let connection = match bearer {
+        Some(token) => connections::authenticate_key(&state.journal.db, token)
+            .await
+            .map_err(|error| {
+                tracing::error!(%error, "the credential check failed");
+                http_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    jsonrpc::INTERNAL_ERROR,
+                    "the journal could not check credentials; try again",
+                )
+            })?,
+        None => None,
+    };
+    connection.ok_or_else(|| unauthorized(headers, bearer.is_some()))
+}
+
+fn unauthorized(headers: &HeaderMap, presented: bool) -> Response {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("127.0.0.1");
+    let challenge =
+        format!("Bearer realm=\"mcp\", resource_metadata=\"http://{host}/.well-known/oauth-protected-resource\"");
+    let (error, description) = if presented {
+        ("invalid_token", "the credential is unknown, revoked or expired")
+    } else {
+        (
+            "invalid_request",
+            "this endpoint needs Authorization: Bearer <key or access token>",
+        )
+    };
+    let mut response = json_response(
+        StatusCode::UNAUTHORIZED,
+        json!({ "error": error, "error_description": description }),
+    );
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+}
+
+async fn read_body(headers: &HeaderMap, body: Body) -> Result<Bytes, Response> {
+    let too_large = || {
+        http_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            INVALID_REQUEST,
+            format!("the body is larger than {MAX_BODY_BYTES} bytes"),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return Err(too_large());
+    }
+    match tokio::time::timeout(BODY_DEADLINE, axum::body::to_bytes(body, MAX_BODY_BYTES)).await {
+        Err(_) => Err(http_error(
+            StatusCode::REQUEST_TIMEOUT,
+            INVALID_REQUEST,
+            "the body did not arrive in time",
+        )),
+        Ok(Err(_)) => Err(too_large()),
+        Ok(Ok(bytes)) => Ok(bytes),
+    }
+}
+
+fn session_header(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+fn json_response(status: StatusCode, body: Value) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+/// An HTTP-level refusal carrying a JSON-RPC error without an id.
+fn http_error(status: StatusCode, code: i64, message: impl Into<String>) -> Response {
+    json_response(status, jsonrpc::error(Value::Null, code, message))
+}

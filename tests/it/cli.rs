@@ -1,0 +1,358 @@
+//! The command line, run as a person would: the real binary, real files, exit codes and messages.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn journal(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_journal"))
+        .arg("--journal")
+        .arg(dir)
+        .args(args)
+        .env_remove("JOURNAL_HOME")
+        .output()
+        .unwrap()
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let out = journal(dir, args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A failure: exit status 1 and one line on stderr starting with "error: ".
+fn fails(dir: &Path, args: &[&str]) -> String {
+    let out = journal(dir, args);
+    assert_eq!(out.status.code(), Some(1), "{args:?} should fail");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    stderr
+}
+
+/// Every file under the journal's content folders, with its contents.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    for top in ["facets", "entities", "transcripts", "memory"] {
+        let mut stack = vec![dir.join(top)];
+        while let Some(path) = stack.pop() {
+            if path.is_dir() {
+                stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            } else if path.exists() {
+                files.push((
+                    path.strip_prefix(dir).unwrap().display().to_string(),
+                    std::fs::read(&path).unwrap(),
+                ));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn keys_and_grants_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    ok(dir, &["facet", "create", "work", "--emoji", "💼"]);
+    let created = ok(dir, &["mcp", "token", "create", "--label", "my-script"]);
+    let key = created.lines().last().unwrap();
+    assert!(
+        key.starts_with("jk_") && key.len() == 46,
+        "the key alone on the last line: {created}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(dir, &["mcp", "token", "create", "--label", "second", "--json"])).unwrap();
+    assert_eq!(json["label"], "second");
+    assert!(json["key"].as_str().unwrap().starts_with("jk_"));
+    assert!(fails(dir, &["mcp", "token", "create", "--label", "MY-SCRIPT"]).contains("already exists"));
+    assert!(fails(dir, &["mcp", "token", "create", "--label", "bad-"]).contains("not allowed"));
+
+    let listed = ok(dir, &["mcp", "token", "list"]);
+    assert!(listed.contains("my-script") && listed.contains("never"), "{listed}");
+    assert!(!listed.contains(key), "the key is never shown again");
+    let db = std::fs::read(dir.join("journal.db")).unwrap();
+    assert!(
+        !db.windows(key.len()).any(|w| w == key.as_bytes()),
+        "the key is not stored in plaintext"
+    );
+
+    let set = ok(
+        dir,
+        &[
+            "mcp",
+            "permission",
+            "set",
+            "--token",
+            "my-script",
+            "--category",
+            "transcripts",
+            "--facet",
+            "work",
+        ],
+    );
+    assert!(
+        set.contains("transcripts; reach: work") && set.contains("generation 2"),
+        "{set}"
+    );
+    assert!(
+        fails(
+            dir,
+            &[
+                "mcp",
+                "permission",
+                "set",
+                "--token",
+                "my-script",
+                "--category",
+                "transcripts",
+                "--facet",
+                "nope"
+            ]
+        )
+        .contains("no facet named nope")
+    );
+    assert!(
+        fails(
+            dir,
+            &[
+                "mcp",
+                "permission",
+                "set",
+                "--token",
+                "my-script",
+                "--category",
+                "secrets"
+            ]
+        )
+        .contains("unknown category")
+    );
+    assert!(
+        fails(
+            dir,
+            &[
+                "mcp",
+                "permission",
+                "set",
+                "--token",
+                "ghost",
+                "--category",
+                "transcripts"
+            ]
+        )
+        .contains("no key is labelled")
+    );
+    let shown = ok(dir, &["mcp", "permission", "show", "--token", "my-script"]);
+    assert!(
+        shown.contains("generation 2"),
+        "a refused change changed nothing: {shown}"
+    );
+    let cleared = ok(dir, &["mcp", "permission", "clear", "--token", "my-script"]);
+    assert!(
+        cleared.contains("its own memory only") && cleared.contains("generation 3"),
+        "{cleared}"
+    );
+    assert!(ok(dir, &["mcp", "token", "revoke", "--label", "my-script"]).contains("revoked"));
+    assert!(fails(dir, &["mcp", "token", "revoke", "--label", "my-script"]).contains("no key is labelled"));
+    assert!(ok(dir, &["mcp", "activity"]).contains("no tool calls"));
+
+    let out = journal(dir, &["mcp", "token", "create"]);
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.contains("--label") && stderr.contains("--help"), "{stderr}");
+}
+
+#[test]
+fn content_commands_and_their_refusals() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    assert!(fails(dir, &["facet", "create", "Work"]).contains("lowercase"));
+    ok(
+        dir,
+        &["facet", "create", "work", "--title", "Work", "--color", "#112233"],
+    );
+    assert!(fails(dir, &["facet", "create", "work"]).contains("already exists"));
+    assert!(fails(dir, &["facet", "create", "home", "--color", "red"]).contains("#rrggbb"));
+    assert!(ok(dir, &["facet", "list"]).contains("work  Work"));
+    ok(
+        dir,
+        &[
+            "entity",
+            "add",
+            "Ada Lovelace",
+            "--type",
+            "person",
+            "--aka",
+            "Ada",
+            "--facet",
+            "work",
+            "--description",
+            "Analyst",
+        ],
+    );
+    assert!(fails(dir, &["entity", "add", "ada lovelace", "--type", "person"]).contains("already exists"));
+    assert!(fails(dir, &["entity", "add", "X", "--type", "alien"]).contains("person, place, project or organization"));
+    assert!(
+        fails(
+            dir,
+            &[
+                "entity",
+                "add",
+                "Y",
+                "--type",
+                "place",
+                "--facet",
+                "nope",
+                "--description",
+                "d"
+            ]
+        )
+        .contains("no facet named nope")
+    );
+    let entity = std::fs::read_to_string(dir.join("entities/ada-lovelace.md")).unwrap();
+    assert!(
+        entity.contains("Analyst") && entity.contains("type: person"),
+        "{entity}"
+    );
+}
+
+#[test]
+fn imports_are_all_or_nothing_and_name_the_bad_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let inputs = tempfile::tempdir().unwrap();
+    let good = inputs.path().join("standup.vtt");
+    std::fs::write(&good, "WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Ada>the lease renewal is due\n\n00:00:05.000 --> 00:00:07.000\n<v Ben>before Friday\n").unwrap();
+    let bad = inputs.path().join("broken.srt");
+    std::fs::write(
+        &bad,
+        "1\n00:00:01,000 --> 00:00:02,000\nhello\n\n2\n00:00:03 -> 4\nworld\n",
+    )
+    .unwrap();
+    let json = inputs.path().join("call.jsonl");
+    std::fs::write(
+        &json,
+        "{\"start\": 0, \"speaker\": \"Ada\", \"text\": \"hi\"}\n{\"start\": 2.5, \"text\": \"there\"}\n",
+    )
+    .unwrap();
+    ok(dir, &["facet", "create", "work"]);
+    let before = snapshot(dir);
+
+    let error = fails(
+        dir,
+        &[
+            "import",
+            "transcript",
+            good.to_str().unwrap(),
+            bad.to_str().unwrap(),
+            "--day",
+            "2026-11-20",
+        ],
+    );
+    assert!(error.contains("broken.srt") && error.contains("line 6"), "{error}");
+    assert_eq!(snapshot(dir), before, "nothing was written");
+    assert!(
+        fails(
+            dir,
+            &["import", "transcript", good.to_str().unwrap(), "--day", "2026-13-01"]
+        )
+        .contains("--day")
+    );
+    assert!(
+        fails(
+            dir,
+            &[
+                "import",
+                "transcript",
+                good.to_str().unwrap(),
+                "--day",
+                "2026-11-20",
+                "--time",
+                "25:00"
+            ]
+        )
+        .contains("--time")
+    );
+    assert!(
+        fails(
+            dir,
+            &[
+                "import",
+                "transcript",
+                good.to_str().unwrap(),
+                "--day",
+                "2026-11-20",
+                "--facet",
+                "nope"
+            ]
+        )
+        .contains("no facet named nope")
+    );
+    let pdf = inputs.path().join("notes.pdf");
+    std::fs::write(&pdf, "x").unwrap();
+    assert!(
+        fails(
+            dir,
+            &["import", "transcript", pdf.to_str().unwrap(), "--day", "2026-11-20"]
+        )
+        .contains("unknown transcript format")
+    );
+    let missing = inputs.path().join("missing.vtt");
+    assert!(
+        fails(
+            dir,
+            &["import", "transcript", missing.to_str().unwrap(), "--day", "2026-11-20"]
+        )
+        .contains("missing.vtt")
+    );
+    assert_eq!(snapshot(dir), before, "refusals change nothing");
+
+    let out = ok(
+        dir,
+        &[
+            "import",
+            "transcript",
+            good.to_str().unwrap(),
+            json.to_str().unwrap(),
+            "--day",
+            "2026-11-20",
+            "--time",
+            "09:30",
+            "--facet",
+            "work",
+        ],
+    );
+    assert!(
+        out.contains("transcripts/2026-11-20/093000.md") && out.contains("transcripts/2026-11-20/093000-2.md"),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(dir.join("transcripts/2026-11-20/093000.md")).unwrap();
+    assert!(text.contains("- 09:30:01 **Ada:** the lease renewal is due"), "{text}");
+    assert!(text.contains("- work"), "{text}");
+    let text = std::fs::read_to_string(dir.join("transcripts/2026-11-20/093000-2.md")).unwrap();
+    assert!(text.contains("- 09:30:02 there"), "{text}");
+}
+
+#[test]
+fn demo_reindex_and_config_errors() {
+    let parent = tempfile::tempdir().unwrap();
+    let demo = parent.path().join("demo");
+    let out = ok(
+        parent.path(),
+        &["demo", demo.to_str().unwrap(), "--days", "2", "--segments-per-day", "2"],
+    );
+    assert!(out.contains("4 facets, 10 entities, 4 transcript segments"), "{out}");
+    assert!(fails(parent.path(), &["demo", demo.to_str().unwrap()]).contains("not empty"));
+    let reindexed = ok(&demo, &["reindex"]);
+    assert!(reindexed.starts_with("indexed 18 files"), "{reindexed}");
+    std::fs::write(demo.join("journal.toml"), "[local]\naddr = \"0.0.0.0:7659\"\n").unwrap();
+    assert!(fails(&demo, &["serve"]).contains("not a loopback address"));
+    std::fs::write(demo.join("journal.toml"), "[local\n").unwrap();
+    assert!(fails(&demo, &["serve"]).contains("journal.toml"));
+    std::fs::remove_file(demo.join("journal.toml")).unwrap();
+    assert!(fails(&demo, &["serve", "--local-addr", "nonsense"]).contains("IP:PORT"));
+}

@@ -1,0 +1,211 @@
+//! The HTTP rules of /mcp: credentials, Host and Origin, content type, sizes, JSON, methods.
+
+use hyper::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::harness::{Client, TestServer};
+
+fn initialize_body() -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}).to_string()
+}
+
+#[tokio::test]
+async fn refuses_missing_and_wrong_credentials_with_a_challenge() {
+    let server = TestServer::start().await;
+    for key in [None, Some("jk_not-a-real-key"), Some("garbage")] {
+        let client = Client::new(&server.url(), key);
+        let reply = client.send(Method::POST, initialize_body()).await;
+        assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "{key:?}");
+        let challenge = reply.header("www-authenticate").unwrap();
+        assert_eq!(
+            challenge,
+            format!(
+                "Bearer realm=\"mcp\", resource_metadata=\"http://{}/.well-known/oauth-protected-resource\"",
+                server.addr
+            )
+        );
+        let error = reply.json()["error"].as_str().unwrap().to_string();
+        assert_eq!(
+            error,
+            if key.is_some() {
+                "invalid_token"
+            } else {
+                "invalid_request"
+            }
+        );
+    }
+    let key = server.key("ok", &[], None).await;
+    let reply = Client::new(&server.url(), None)
+        .raw(
+            Method::POST,
+            &[
+                ("content-type", "application/json"),
+                ("authorization", &format!("Basic {key}")),
+            ],
+            initialize_body(),
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "only the Bearer scheme");
+}
+
+#[tokio::test]
+async fn refuses_foreign_hosts_and_origins() {
+    let server = TestServer::start().await;
+    let key = server.key("k", &[], None).await;
+    let auth = format!("Bearer {key}");
+    let client = Client::new(&server.url(), Some(&key));
+    let wrong_port = format!("127.0.0.1:{}", server.addr.port() + 1);
+    for host in [
+        "evil.example:80",
+        "localhost.evil.example",
+        wrong_port.as_str(),
+        "192.168.1.5",
+    ] {
+        let reply = client
+            .raw(
+                Method::POST,
+                &[
+                    ("host", host),
+                    ("content-type", "application/json"),
+                    ("authorization", &auth),
+                ],
+                initialize_body(),
+            )
+            .await;
+        assert_eq!(reply.status, StatusCode::FORBIDDEN, "{host}");
+        assert_eq!(reply.json()["error"], "host_not_allowed");
+    }
+    for origin in ["https://evil.example", "null", "http://localhost.evil.example:1234"] {
+        let reply = client
+            .raw(
+                Method::POST,
+                &[
+                    ("origin", origin),
+                    ("content-type", "application/json"),
+                    ("authorization", &auth),
+                ],
+                initialize_body(),
+            )
+            .await;
+        assert_eq!(reply.status, StatusCode::FORBIDDEN, "{origin}");
+        assert_eq!(reply.json()["error"], "cross_origin_blocked");
+    }
+    let local_origin = format!("http://localhost:{}", server.addr.port());
+    let localhost = format!("localhost:{}", server.addr.port());
+    let reply = client
+        .raw(
+            Method::POST,
+            &[
+                ("host", &localhost),
+                ("origin", &local_origin),
+                ("content-type", "application/json"),
+                ("authorization", &auth),
+            ],
+            initialize_body(),
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "a loopback Host and Origin are fine");
+    // The guard runs before anything else: even an unauthenticated stranger learns nothing more.
+    let reply = Client::new(&server.url(), None)
+        .raw(Method::POST, &[("host", "evil.example")], "")
+        .await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn refuses_bad_bodies() {
+    let server = TestServer::start().await;
+    let key = server.key("k", &[], None).await;
+    let auth = format!("Bearer {key}");
+    let client = Client::new(&server.url(), Some(&key));
+
+    let reply = client
+        .raw(
+            Method::POST,
+            &[("authorization", &auth), ("content-type", "text/plain")],
+            initialize_body(),
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let reply = client
+        .raw(Method::POST, &[("authorization", &auth)], initialize_body())
+        .await;
+    assert_eq!(reply.status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "no content type");
+    let reply = client
+        .raw(
+            Method::POST,
+            &[
+                ("authorization", &auth),
+                ("content-type", "application/json; charset=utf-8"),
+            ],
+            initialize_body(),
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "parameters are fine");
+
+    let big = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"x\":\"{}\"}}}}",
+        "a".repeat(70_000)
+    );
+    let reply = client.send(Method::POST, big).await;
+    assert_eq!(reply.status, StatusCode::PAYLOAD_TOO_LARGE);
+
+    for (body, code) in [
+        ("{not json", -32700),
+        ("", -32700),
+        ("\u{0}\u{1}", -32700),
+        (&format!("{}1{}", "[".repeat(200), "]".repeat(200)), -32700),
+        ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"", -32700),
+    ] {
+        let reply = client.send(Method::POST, body.to_string()).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{body:.40}");
+        assert_eq!(reply.json()["error"]["code"], code, "{body:.40}");
+    }
+    let invalid_utf8: Vec<u8> = vec![b'{', b'"', 0xff, 0xfe, b'"', b':', b'1', b'}'];
+    let reply = client.send(Method::POST, invalid_utf8).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    assert_eq!(reply.json()["error"]["code"], -32700);
+}
+
+#[tokio::test]
+async fn answers_other_methods_and_paths_plainly() {
+    let server = TestServer::start().await;
+    let key = server.key("k", &[], None).await;
+    let client = Client::new(&server.url(), Some(&key));
+    for method in [Method::GET, Method::PUT, Method::PATCH] {
+        let reply = client.send(method.clone(), "").await;
+        assert_eq!(reply.status, StatusCode::METHOD_NOT_ALLOWED, "{method}");
+        assert_eq!(reply.header("allow").as_deref(), Some("POST, DELETE"), "{method}");
+    }
+    let other = Client::new(&format!("http://{}/elsewhere", server.addr), Some(&key));
+    assert_eq!(other.send(Method::POST, "{}").await.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn malformed_messages_are_invalid_requests() {
+    let server = TestServer::start().await;
+    let key = server.key("k", &[], None).await;
+    let client = Client::connected(&server.url(), &key).await;
+    for body in [
+        json!(42),
+        json!("ping"),
+        json!({"id": 1, "method": "ping"}),
+        json!({"jsonrpc": "2.0", "id": 1}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": [1]}),
+    ] {
+        let reply = client.post(&body).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(reply.json()["error"]["code"], -32600, "{body}");
+    }
+    let reply = client
+        .post(&json!({"jsonrpc": "2.0", "id": 9, "method": "resources/list"}))
+        .await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(reply.json()["error"]["code"], -32601);
+    assert_eq!(reply.json()["id"], 9);
+    let reply = client.post(&json!({"jsonrpc": "2.0", "id": 1, "result": {}})).await;
+    assert_eq!(reply.status, StatusCode::ACCEPTED, "a response from the client");
+    assert!(reply.body.is_empty());
+    let pong = client.rpc("ping", Value::Null).await;
+    assert_eq!(pong["result"], json!({}));
+}

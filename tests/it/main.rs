@@ -1,0 +1,11 @@
+//! Integration tests: the real server on an ephemeral loopback port, a real SQLite journal in a
+//! temporary folder, and the real binary for the CLI. One test binary, shared helpers in `harness`.
+
+mod harness;
+
+mod cli;
+mod grants;
+mod http;
+mod sessions;
+mod store;
+mod tools;

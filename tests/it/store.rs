@@ -1,0 +1,101 @@
+//! The store across restarts, hand edits and a lost index.
+
+use serde_json::json;
+
+use crate::harness::{Client, TestServer, eventually};
+
+#[tokio::test]
+async fn references_and_memories_survive_a_restart() {
+    let server = TestServer::start().await;
+    let key = server.key("r", &["transcripts"], None).await;
+    let client = Client::connected(&server.url(), &key).await;
+    let hits = client.ok("search", json!({"query": "lease"})).await;
+    let reference = hits["results"][0]["reference"].clone();
+    client
+        .ok("save_memory", json!({"content": "kept", "operation_id": "keep-1"}))
+        .await;
+
+    let server = server.restart().await;
+    let mut client = Client::new(&server.url(), Some(&key));
+    client.session = Some("stale".into());
+    assert_eq!(
+        client
+            .post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+            .await
+            .status,
+        404
+    );
+    client.session = None;
+    client.initialize("2025-11-25").await;
+    let fetched = client.ok("fetch", json!({"reference": reference})).await;
+    assert!(fetched["text"].as_str().unwrap().contains("lease"));
+    let recalled = client.ok("recall_memory", json!({})).await;
+    assert_eq!(recalled["memories"][0]["content"], "kept");
+}
+
+#[tokio::test]
+async fn hand_written_files_are_found_without_a_restart() {
+    let server = TestServer::start().await;
+    let key = server.key("h", &["transcripts"], None).await;
+    let client = Client::connected(&server.url(), &key).await;
+    let empty = client.ok("search", json!({"query": "zanzibar"})).await;
+    assert!(empty["results"].as_array().unwrap().is_empty());
+    let dir = server.root().join("transcripts/2026-12-01");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("070000.md"),
+        "---\nday: 2026-12-01\nstart: \"07:00:00\"\nduration_seconds: 10\ntitle: Trip plans\n---\n- 07:00:00 **Me:** book the ferry to Zanzibar\n",
+    )
+    .unwrap();
+    let found = eventually(60, || async {
+        !client.ok("search", json!({"query": "zanzibar"})).await["results"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    })
+    .await;
+    assert!(found, "the periodic sync indexes a new file");
+
+    std::fs::write(dir.join("080000.md"), "---\nday: not a day\n---\n").unwrap();
+    std::fs::remove_file(dir.join("070000.md")).unwrap();
+    let gone = eventually(60, || async {
+        client.ok("search", json!({"query": "zanzibar"})).await["results"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    })
+    .await;
+    assert!(gone, "a deleted file leaves the index");
+    let broken: Option<String> =
+        sqlx::query_scalar("SELECT error FROM items WHERE path = 'transcripts/2026-12-01/080000.md'")
+            .fetch_one(&server.journal.db)
+            .await
+            .unwrap();
+    assert!(
+        broken.unwrap().contains("day"),
+        "a broken file is recorded with its error"
+    );
+}
+
+#[tokio::test]
+async fn a_deleted_index_is_rebuilt_from_the_files() {
+    let server = TestServer::start().await;
+    let key = server.key("i", &["transcripts"], None).await;
+    let before = Client::connected(&server.url(), &key)
+        .await
+        .ok("search", json!({"query": "lease", "limit": 100}))
+        .await;
+    let dir = server.dir;
+    drop(server.journal);
+    std::fs::remove_dir_all(dir.path().join(".index")).unwrap();
+    let server = crate::harness::TestServer::start_in(dir).await;
+    let after = Client::connected(&server.url(), &key)
+        .await
+        .ok("search", json!({"query": "lease", "limit": 100}))
+        .await;
+    assert_eq!(
+        before["results"].as_array().unwrap().len(),
+        after["results"].as_array().unwrap().len()
+    );
+    assert!(!after["results"].as_array().unwrap().is_empty());
+}
