@@ -1,9 +1,17 @@
-//! Running the service: listeners, background upkeep and graceful shutdown.
+//! Running the service: listeners, connection limits, background upkeep and graceful shutdown.
+//!
+//! Connections are served by hyper directly rather than `axum::serve` because the limits an outsider
+//! must not exceed live at this level: how large the request head may be and how long a client may
+//! take to send it. A slow or oversized client costs one task, never the listener.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
@@ -15,41 +23,107 @@ use crate::routes;
 /// How often the catalog looks for files added or edited by hand.
 pub const SYNC_INTERVAL: Duration = Duration::from_secs(2);
 
+/// Limits on what one connection may send.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionLimits {
+    /// The whole request head (request line and headers); larger heads get 431.
+    pub max_head_bytes: usize,
+    /// How long a client may take to send a request head, including the wait for the next request
+    /// on a kept-alive connection.
+    pub head_deadline: Duration,
+    /// How long graceful shutdown waits for requests in flight.
+    pub drain: Duration,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> ConnectionLimits {
+        ConnectionLimits {
+            max_head_bytes: 40 * 1024,
+            head_deadline: Duration::from_secs(5),
+            drain: Duration::from_secs(10),
+        }
+    }
+}
+
 /// A running server, for the CLI and for tests.
 pub struct Running {
     pub local_addr: SocketAddr,
     shutdown: watch::Sender<bool>,
-    task: tokio::task::JoinHandle<std::io::Result<()>>,
+    task: tokio::task::JoinHandle<()>,
 }
 
 impl Running {
-    /// Stops accepting, lets requests in flight finish, and waits.
+    /// Stops accepting, lets requests in flight finish (up to the drain limit), and waits.
     pub async fn stop(self) -> std::io::Result<()> {
         let _ = self.shutdown.send(true);
-        self.task.await.map_err(std::io::Error::other)?
+        self.task.await.map_err(std::io::Error::other)
     }
 }
 
-/// Binds the local route and serves it until `stop` (or the returned handle is dropped with the runtime).
+/// Binds the local route and serves it until `stop`.
 pub async fn start(journal: Arc<Journal>, local_addr: SocketAddr) -> std::io::Result<Running> {
+    start_with(journal, local_addr, ConnectionLimits::default()).await
+}
+
+/// `start` with explicit connection limits (tests use short deadlines).
+pub async fn start_with(
+    journal: Arc<Journal>,
+    local_addr: SocketAddr,
+    limits: ConnectionLimits,
+) -> std::io::Result<Running> {
     let listener = TcpListener::bind(local_addr).await?;
     let local_addr = listener.local_addr()?;
     let state = AppState::new(journal, Sessions::new(Limits::default()));
     let router = routes::local::router(state.clone(), local_addr.port());
-    let (shutdown, mut signal) = watch::channel(false);
+    let (shutdown, signal) = watch::channel(false);
     spawn_upkeep(state, shutdown.subscribe());
-    let task = tokio::spawn(async move {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(async move {
-                let _ = signal.wait_for(|stop| *stop).await;
-            })
-            .await
-    });
+    let task = tokio::spawn(accept_loop(listener, router, limits, signal));
     Ok(Running {
         local_addr,
         shutdown,
         task,
     })
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    router: axum::Router,
+    limits: ConnectionLimits,
+    mut stop: watch::Receiver<bool>,
+) {
+    let graceful = GracefulShutdown::new();
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = stop.wait_for(|s| *s) => break,
+        };
+        let stream = match accepted {
+            Ok((stream, _peer)) => stream,
+            Err(error) => {
+                // Usually out of file descriptors: back off instead of spinning.
+                tracing::warn!(%error, "could not accept a connection");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let connection = http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(limits.head_deadline)
+            .max_buf_size(limits.max_head_bytes)
+            .keep_alive(true)
+            .serve_connection(TokioIo::new(stream), TowerToHyperService::new(router.clone()));
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            // Errors here are a client's doing (a reset, a timeout, a malformed head) and are
+            // already answered or closed by hyper; they are not the server's to report.
+            let _ = connection.await;
+        });
+    }
+    drop(listener);
+    if tokio::time::timeout(limits.drain, graceful.shutdown()).await.is_err() {
+        tracing::warn!("some requests were still running when the drain time ran out");
+    }
 }
 
 /// Periodic catalog sync (hand edits) and session expiry, until shutdown.

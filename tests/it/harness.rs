@@ -45,8 +45,22 @@ impl TestServer {
     }
 
     pub async fn start_in(dir: tempfile::TempDir) -> TestServer {
+        TestServer::start_in_with(dir, server::ConnectionLimits::default()).await
+    }
+
+    /// A demo server with these connection limits.
+    pub async fn start_limited(limits: server::ConnectionLimits) -> TestServer {
+        let server = TestServer::start().await;
+        let dir = server.dir;
+        let mut running = server.running;
+        running.take().unwrap().stop().await.unwrap();
+        drop(server.journal);
+        TestServer::start_in_with(dir, limits).await
+    }
+
+    async fn start_in_with(dir: tempfile::TempDir, limits: server::ConnectionLimits) -> TestServer {
         let journal = Journal::open(dir.path()).await.unwrap();
-        let running = server::start(journal.clone(), "127.0.0.1:0".parse().unwrap())
+        let running = server::start_with(journal.clone(), "127.0.0.1:0".parse().unwrap(), limits)
             .await
             .unwrap();
         TestServer {

@@ -1,7 +1,11 @@
 //! The HTTP rules of /mcp: credentials, Host and Origin, content type, sizes, JSON, methods.
 
+use std::time::Duration;
+
 use hyper::{Method, StatusCode};
 use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 use crate::harness::{Client, TestServer};
 
@@ -208,4 +212,49 @@ async fn malformed_messages_are_invalid_requests() {
     assert!(reply.body.is_empty());
     let pong = client.rpc("ping", Value::Null).await;
     assert_eq!(pong["result"], json!({}));
+}
+
+/// Reads what the server sends until it closes the connection (bounded by `limit`).
+async fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> Option<String> {
+    let mut received = Vec::new();
+    let read = tokio::time::timeout(limit, stream.read_to_end(&mut received)).await;
+    read.ok().map(|_| String::from_utf8_lossy(&received).into_owned())
+}
+
+#[tokio::test]
+async fn oversized_and_slow_request_heads_are_cut_off() {
+    let limits = journal::server::ConnectionLimits {
+        head_deadline: Duration::from_millis(500),
+        ..Default::default()
+    };
+    let server = TestServer::start_limited(limits).await;
+
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    let huge = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nX-Padding: {}\r\n\r\n",
+        server.addr,
+        "a".repeat(60 * 1024)
+    );
+    let _ = stream.write_all(huge.as_bytes()).await;
+    let answer = read_until_closed(&mut stream, Duration::from_secs(10))
+        .await
+        .expect("the server answers and closes");
+    assert!(answer.starts_with("HTTP/1.1 431"), "{answer:.80}");
+
+    let mut slow = TcpStream::connect(server.addr).await.unwrap();
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .await
+        .unwrap();
+    let closed = read_until_closed(&mut slow, Duration::from_secs(10)).await;
+    assert!(
+        closed.is_some(),
+        "a client that never finishes its head is disconnected"
+    );
+
+    let mut idle = TcpStream::connect(server.addr).await.unwrap();
+    let closed = read_until_closed(&mut idle, Duration::from_secs(10)).await;
+    assert!(closed.is_some(), "a connection that sends nothing is disconnected too");
+
+    let key = server.key("after", &[], None).await;
+    Client::connected(&server.url(), &key).await;
 }
