@@ -23,10 +23,15 @@ pub async fn open(path: &Path) -> Result<Pool, sqlx::Error> {
         .foreign_keys(true)
         // A CLI command and the server may write at the same moment; wait rather than fail.
         .busy_timeout(Duration::from_secs(5));
+    let fresh = !path.exists();
     let pool = SqlitePoolOptions::new()
         .max_connections(4)
         .connect_with(options)
         .await?;
+    if fresh {
+        // SQLite creates the file with the process umask; the WAL and shared-memory files copy its mode.
+        crate::journal::fsio::make_private(path)?;
+    }
     sqlx::migrate!("./migrations").run(&pool).await?;
     Ok(pool)
 }

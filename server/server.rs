@@ -138,7 +138,7 @@ fn spawn_upkeep(state: AppState, mut stop: watch::Receiver<bool>) {
                 _ = stop.wait_for(|s| *s) => return,
             }
             ticks += 1;
-            match state.journal.sync().await {
+            match state.journal.refresh().await {
                 Ok(report) if report.indexed + report.removed > 0 => {
                     tracing::info!(
                         indexed = report.indexed,

@@ -86,8 +86,12 @@ impl Grant {
         self.categories.contains(&category)
     }
 
-    /// The facets this grant reaches, among the journal's current facets.
+    /// The facets this grant reaches, among the journal's current facets. A grant without any
+    /// category reaches none: a new connection learns nothing about the journal, not even facet names.
     pub fn reachable<'a>(&self, facets: &'a [Facet]) -> Vec<&'a Facet> {
+        if self.categories.is_empty() {
+            return Vec::new();
+        }
         match &self.facet_ids {
             None => facets.iter().collect(),
             Some(ids) => facets.iter().filter(|f| ids.contains(&f.id)).collect(),
@@ -104,15 +108,15 @@ impl Grant {
 
     /// One line for people: `transcripts, entities in work, family`.
     pub fn describe(&self, facets: &[Facet]) -> String {
-        let categories = if self.categories.is_empty() {
-            "its own memory only".to_string()
-        } else {
-            self.categories
-                .iter()
-                .map(|c| c.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        if self.categories.is_empty() {
+            return format!("its own memory only; generation {}", self.generation);
+        }
+        let categories = self
+            .categories
+            .iter()
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
         let reach = match &self.facet_ids {
             None => "the whole journal".to_string(),
             Some(ids) if ids.is_empty() => "no facets".to_string(),
@@ -155,6 +159,8 @@ mod tests {
     fn scopes_follow_facet_ids() {
         let facets = [facet("1", "work"), facet("2", "home")];
         let mut grant = Grant::empty();
+        assert!(grant.reachable(&facets).is_empty(), "no category: no facets either");
+        grant.categories.insert(Category::Entities);
         assert_eq!(grant.scope(&facets), Scope::WholeJournal);
         assert_eq!(grant.reachable(&facets).len(), 2);
         grant.facet_ids = Some(vec!["2".into(), "gone".into()]);

@@ -70,28 +70,38 @@ pub fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
-    let dir = crate::config::journal_dir(cli.journal)?;
+    // Resolved only by the commands that use a journal folder: `demo DIR` and `serve --demo` need
+    // no HOME or JOURNAL_HOME.
+    let journal = cli.journal;
+    let dir = move || crate::config::journal_dir(journal);
     match cli.command {
-        Command::Init => content::init(&dir).await,
-        Command::Serve(args) => serve::run(&dir, args).await,
-        Command::Facet(command) => content::facet(&dir, command).await,
-        Command::Entity(command) => content::entity(&dir, command).await,
-        Command::Import(command) => content::import(&dir, command).await,
+        Command::Init => content::init(&dir()?).await,
+        Command::Serve(args) if args.demo => serve::run(None, args).await,
+        Command::Serve(args) => serve::run(Some(&dir()?), args).await,
+        Command::Facet(command) => content::facet(&dir()?, command).await,
+        Command::Entity(command) => content::entity(&dir()?, command).await,
+        Command::Import(command) => content::import(&dir()?, command).await,
         Command::Demo(args) => content::demo(args).await,
-        Command::Reindex => content::reindex(&dir).await,
-        Command::Mcp(command) => mcp::run(&dir, command).await,
+        Command::Reindex => content::reindex(&dir()?).await,
+        Command::Mcp(command) => mcp::run(&dir()?, command).await,
     }
 }
 
 /// Help and version print as clap renders them; a usage error becomes one line with a pointer to help.
 fn usage_error(error: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
-    if matches!(
-        error.kind(),
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-    ) {
-        let _ = error.print();
-        return ExitCode::SUCCESS;
+    match error.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = error.print();
+            return ExitCode::SUCCESS;
+        }
+        // `journal mcp` alone: the list of what can follow is the most useful answer, but it is
+        // still a usage error.
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = error.print();
+            return ExitCode::from(2);
+        }
+        _ => {}
     }
     // clap's first paragraph says what was wrong (possibly over several lines); the rest is usage.
     let rendered = error.render().to_string();
@@ -113,9 +123,12 @@ fn init_tracing(verbose: bool) {
     let default = if verbose { "info" } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // Colours only on a terminal: journald and log files get plain text.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(ansi)
         .with_target(false)
         .try_init();
 }

@@ -22,8 +22,13 @@ pub struct ServeArgs {
     pub demo: bool,
 }
 
-pub async fn run(dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
-    let dir: PathBuf = if args.demo { demo_dir()? } else { dir.to_path_buf() };
+/// Serves the journal in `dir`, or (with `--demo`, when `dir` is None) a fresh sample journal in a
+/// temporary folder that is removed again when the server stops.
+pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
+    let dir: PathBuf = match dir {
+        Some(dir) if !args.demo => dir.to_path_buf(),
+        _ => demo_dir()?,
+    };
     let settings = config::read_file(&dir)?;
     let addr = config::local_addr(args.local_addr.as_deref(), &settings)?;
     let journal = if args.demo {
@@ -58,6 +63,11 @@ pub async fn run(dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     shutdown_signal().await;
     println!("stopping");
     running.stop().await.context("the server did not stop cleanly")?;
+    if args.demo {
+        drop(journal);
+        std::fs::remove_dir_all(&dir)
+            .with_context(|| format!("could not remove the demo journal {}", dir.display()))?;
+    }
     Ok(())
 }
 
@@ -89,7 +99,7 @@ fn print_demo_help(url: &str, key: &str, root: &Path) {
     );
     println!();
     println!(
-        "Manage it with --journal {}: journal mcp token list, journal mcp activity, ...",
+        "Manage it with --journal {} (journal mcp token list, journal mcp activity, ...); it is removed when the server stops.",
         root.display()
     );
 }

@@ -273,7 +273,12 @@ fn parse(root: &Path, rel: &str, kind: Kind, stamp: Stamp) -> Parsed {
         }
     };
     let result = match kind {
-        Kind::Facet => Facet::parse(&text).map(|facet| fill_facet(&mut item, facet)),
+        Kind::Facet => {
+            let folder = rel.split('/').nth(1).unwrap_or_default();
+            Facet::parse(&text)
+                .and_then(|facet| super::content::matches_folder(facet, folder))
+                .map(|facet| fill_facet(&mut item, facet))
+        }
         Kind::Entity => Entity::parse(&text).map(|(entity, _body)| fill_entity(&mut item, entity)),
         Kind::Transcript => Segment::parse(&text).map(|segment| fill_segment(&mut item, segment)),
     };

@@ -103,11 +103,11 @@ pub fn validate_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A file-name slug for a name: lowercase ASCII letters and digits joined by '-'.
+/// A file-name slug for a name: lowercase letters and digits (of any script) joined by '-'.
 pub fn slug(name: &str) -> String {
     let mut out = String::new();
     for c in name.chars().flat_map(char::to_lowercase) {
-        if c.is_ascii_alphanumeric() {
+        if c.is_alphanumeric() {
             out.push(c);
         } else if !out.ends_with('-') && !out.is_empty() {
             out.push('-');
@@ -128,8 +128,9 @@ mod tests {
     #[test]
     fn slugs_are_file_safe() {
         assert_eq!(slug("Ada Lovelace"), "ada-lovelace");
-        assert_eq!(slug("  ../Café Zürich!! "), "caf-z-rich");
-        assert_eq!(slug("日本"), "entity");
+        assert_eq!(slug("  ../Café Zürich!! "), "café-zürich");
+        assert_eq!(slug("日本"), "日本");
+        assert_eq!(slug("../.."), "entity");
     }
 
     #[test]

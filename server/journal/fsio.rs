@@ -3,6 +3,7 @@
 //! A write lands in a temporary file in the same folder, is flushed to disk, renamed over the target
 //! and then the folder itself is flushed, so that after a crash or power loss a reader sees either the
 //! old file or the whole new one, never a torn mix, and an acknowledged write is on disk.
+//! Files are created readable by the owner only (0600, folders 0700): a journal is private.
 //! This module knows nothing about what the files mean.
 
 use std::fs::{self, File, OpenOptions};
@@ -18,7 +19,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let temp = parent.join(format!(".{file_name}.{}.tmp", random_suffix()));
     let result = (|| {
-        let mut file = OpenOptions::new().write(true).create_new(true).open(&temp)?;
+        let mut file = private_options().open(&temp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
         fs::rename(&temp, path)?;
@@ -40,7 +41,7 @@ pub fn create_new_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let temp = parent.join(format!(".{file_name}.{}.tmp", random_suffix()));
     let result = (|| {
-        let mut file = OpenOptions::new().write(true).create_new(true).open(&temp)?;
+        let mut file = private_options().open(&temp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
         // A hard link fails when the target exists, which makes "create if absent" atomic.
@@ -68,11 +69,40 @@ pub fn create_dir_all_durable(path: &Path) -> io::Result<()> {
     if let Some(parent) = path.parent() {
         create_dir_all_durable(parent)?;
     }
-    match fs::create_dir(path) {
+    match private_dir_builder().create(path) {
         Ok(()) => path.parent().map_or(Ok(()), sync_dir),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
         Err(e) => Err(e),
     }
+}
+
+/// Options for a new file only its owner can read.
+fn private_options() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options
+}
+
+fn private_dir_builder() -> fs::DirBuilder {
+    #[allow(unused_mut)]
+    let mut builder = fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
+}
+
+/// Makes an existing file readable by its owner only (for files other code creates, like the database).
+pub fn make_private(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o600))?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }
 
 fn sync_dir(path: &Path) -> io::Result<()> {
@@ -102,6 +132,20 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names.len(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn files_and_folders_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new/folder/x.md");
+        write_atomic(&path, b"x").unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(mode(&dir.path().join("new/folder")), 0o700);
+        create_new_atomic(&dir.path().join("y.md"), b"y").unwrap();
+        assert_eq!(mode(&dir.path().join("y.md")), 0o600);
     }
 
     #[test]

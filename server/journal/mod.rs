@@ -51,8 +51,8 @@ pub enum JournalError {
     Invalid(String),
     #[error("{0}")]
     NotFound(String),
-    #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: {error}")]
+    Io { path: PathBuf, error: std::io::Error },
     #[error("the journal database: {0}")]
     Db(#[from] sqlx::Error),
     #[error("the search index: {0}")]
@@ -65,7 +65,7 @@ impl JournalError {
     pub fn io(path: &Path, source: std::io::Error) -> JournalError {
         JournalError::Io {
             path: path.to_path_buf(),
-            source,
+            error: source,
         }
     }
 }
@@ -74,6 +74,14 @@ impl Journal {
     /// Opens the journal in `root`, creating its folders, database and index when missing, and
     /// brings the catalog up to date with the files.
     pub async fn open(root: &Path) -> Result<Arc<Journal>, JournalError> {
+        let journal = Journal::open_unsynced(root).await?;
+        journal.sync().await?;
+        Ok(journal)
+    }
+
+    /// Opens the journal without bringing the catalog up to date (for `reindex`, which rebuilds it
+    /// anyway).
+    pub async fn open_unsynced(root: &Path) -> Result<Arc<Journal>, JournalError> {
         for sub in ["", "facets", "entities", "transcripts", "memory"] {
             let dir = root.join(sub);
             fsio::create_dir_all_durable(&dir).map_err(|e| JournalError::io(&dir, e))?;
@@ -95,7 +103,6 @@ impl Journal {
             signing_key,
         });
         journal.reload_facets()?;
-        journal.sync().await?;
         Ok(journal)
     }
 
@@ -133,6 +140,17 @@ impl Journal {
         let _guard = self.sync_lock.lock().await;
         let report = catalog::sync(self).await?;
         if report.facets_changed {
+            self.reload_facets()?;
+        }
+        Ok(report)
+    }
+
+    /// Brings this process up to date with the files and with what other processes (the CLI beside a
+    /// running server) committed: a catalog sync, a reload of the index reader and of the facets.
+    pub async fn refresh(self: &Arc<Self>) -> Result<catalog::SyncReport, JournalError> {
+        let report = self.sync().await?;
+        self.index.reload()?;
+        if !report.facets_changed {
             self.reload_facets()?;
         }
         Ok(report)

@@ -96,16 +96,27 @@ fn decode_cursor(cursor: &str) -> Option<usize> {
 }
 
 async fn tools_call(state: &AppState, caller: &Caller, id: Value, mut params: Map<String, Value>) -> Value {
-    let Some(Value::String(name)) = params.remove("name") else {
-        return jsonrpc::error(id, INVALID_PARAMS, "tools/call needs params.name, the tool's name");
+    // Malformed calls are protocol errors, but they are calls all the same: each is audited.
+    let name = match params.remove("name") {
+        Some(Value::String(name)) => name,
+        _ => {
+            return refuse(
+                state,
+                caller,
+                id,
+                "(no name)",
+                "tools/call needs params.name, the tool's name",
+            )
+            .await;
+        }
     };
     let arguments = match params.remove("arguments") {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(arguments @ Value::Object(_)) => arguments,
-        Some(_) => return jsonrpc::error(id, INVALID_PARAMS, "params.arguments must be an object"),
+        Some(_) => return refuse(state, caller, id, &name, "params.arguments must be an object").await,
     };
     let Some(tool) = tools::find(&name) else {
-        return jsonrpc::error(id, INVALID_PARAMS, format!("unknown tool: {name}"));
+        return refuse(state, caller, id, &name, &format!("unknown tool: {name}")).await;
     };
     let context = context(state, caller);
     let outcome = if tool.offered(&caller.connection) {
@@ -160,6 +171,32 @@ async fn tools_call(state: &AppState, caller: &Caller, id: Value, mut params: Ma
         result["_meta"] = json!({ "tools_list_changed": true });
     }
     jsonrpc::result(id, result)
+}
+
+/// Audits a malformed call and answers it with -32602.
+async fn refuse(state: &AppState, caller: &Caller, id: Value, tool: &str, message: &str) -> Value {
+    let connection = &caller.connection;
+    // Names come from the client: keep the log readable whatever was sent.
+    let tool: String = tool.chars().filter(|c| !c.is_control()).take(128).collect();
+    let recorded = audit::record(
+        &state.journal.db,
+        &connection.id,
+        &connection.label,
+        &tool,
+        &Value::Null,
+        Outcome::Refused,
+        message,
+    )
+    .await;
+    if let Err(error) = recorded {
+        tracing::error!(%error, "the audit log could not be written");
+        return jsonrpc::error(
+            id,
+            INTERNAL_ERROR,
+            "the call could not be recorded in the audit log; try again",
+        );
+    }
+    jsonrpc::error(id, INVALID_PARAMS, message)
 }
 
 #[cfg(test)]

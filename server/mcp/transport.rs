@@ -137,7 +137,9 @@ fn initialize(
     };
     let result = json!({
         "protocolVersion": version.as_str(),
-        "capabilities": { "tools": { "listChanged": true } },
+        // No event stream, so no notifications: a changed tool list is announced in results
+        // (`_meta.tools_list_changed`) instead.
+        "capabilities": { "tools": { "listChanged": false } },
         "serverInfo": { "name": "journal", "title": "journal", "version": env!("CARGO_PKG_VERSION") },
         "instructions": "The owner's personal journal. Call list_facets to see the areas you can read, search to find things, \
                          and save_memory / recall_memory for your own notes. What you can see depends on the access the owner granted.",

@@ -356,3 +356,42 @@ fn demo_reindex_and_config_errors() {
     std::fs::remove_file(demo.join("journal.toml")).unwrap();
     assert!(fails(&demo, &["serve", "--local-addr", "nonsense"]).contains("IP:PORT"));
 }
+
+#[test]
+fn demo_needs_no_home_and_a_bare_group_is_a_usage_error() {
+    let parent = tempfile::tempdir().unwrap();
+    let demo = parent.path().join("demo");
+    let out = Command::new(env!("CARGO_BIN_EXE_journal"))
+        .args(["demo", demo.to_str().unwrap(), "--days", "1", "--segments-per-day", "1"])
+        .env_remove("HOME")
+        .env_remove("JOURNAL_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(env!("CARGO_BIN_EXE_journal"))
+        .args(["--journal", demo.to_str().unwrap(), "mcp"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("token"),
+        "lists what can follow"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_journal"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).starts_with("journal "));
+}
+
+#[test]
+fn io_errors_name_the_file_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let error = fails(
+        dir.path(),
+        &["import", "transcript", "/nonexistent/nosuch.txt", "--day", "2026-11-22"],
+    );
+    assert_eq!(error.matches("No such file").count(), 1, "{error}");
+    assert!(error.contains("/nonexistent/nosuch.txt"), "{error}");
+}

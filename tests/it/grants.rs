@@ -24,15 +24,11 @@ async fn a_new_key_sees_only_its_memory_and_the_facet_list() {
         ["save_memory", "recall_memory", "list_facets"]
     );
     let facets = client.ok("list_facets", json!({})).await;
-    assert_eq!(
-        facets["facets"].as_array().unwrap().len(),
-        4,
-        "names of reachable facets"
-    );
     assert!(
-        facets["facets"][0].get("description").is_none(),
-        "descriptions need the facets category"
+        facets["facets"].as_array().unwrap().is_empty(),
+        "a new key learns no facet names"
     );
+    assert!(facets["note"].as_str().unwrap().contains("This answer is complete"));
     let refused = client.refused("search", json!({"query": "lease"})).await;
     assert!(refused.contains("does not include search"), "{refused}");
 }
@@ -65,6 +61,19 @@ async fn all_three_categories_offer_all_nine_tools_with_grant_enums() {
     );
     let facets = client.ok("list_facets", json!({})).await;
     assert!(facets["facets"][0]["description"].as_str().unwrap().len() > 10);
+
+    let names_only = server.key("entities-only", &["entities"], None).await;
+    let names_only = Client::connected(&server.url(), &names_only).await;
+    let facets = names_only.ok("list_facets", json!({})).await;
+    assert_eq!(
+        facets["facets"].as_array().unwrap().len(),
+        4,
+        "names of the facets the grant reaches"
+    );
+    assert!(
+        facets["facets"][0].get("description").is_none(),
+        "descriptions need the facets category"
+    );
 }
 
 #[tokio::test]

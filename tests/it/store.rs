@@ -99,3 +99,92 @@ async fn a_deleted_index_is_rebuilt_from_the_files() {
     );
     assert!(!after["results"].as_array().unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn what_another_process_adds_shows_up_in_the_running_server() {
+    let server = TestServer::start().await;
+    let key = server.key("p", &["transcripts", "facets"], None).await;
+    let client = Client::connected(&server.url(), &key).await;
+    // A second handle on the same folder stands for the CLI run beside the server: it writes the
+    // files, the catalog and the index itself, so the server's own sync sees nothing new to do.
+    let cli = journal::journal::Journal::open(server.root()).await.unwrap();
+    let new = journal::journal::content::NewFacet {
+        name: "garden".into(),
+        ..Default::default()
+    };
+    journal::journal::content::create_facet(&cli, new).await.unwrap();
+    let file = server.dir.path().join("quokka.txt");
+    std::fs::write(&file, "Me: the quokka exhibit opens in May\n").unwrap();
+    let options = journal::journal::content::ImportOptions {
+        day: journal::journal::day::Day::parse("2026-12-01").unwrap(),
+        start: 0,
+        facets: vec!["garden".into()],
+    };
+    journal::journal::content::import_transcripts(&cli, &[file], &options)
+        .await
+        .unwrap();
+
+    let found = eventually(60, || async {
+        !client.ok("search", json!({"query": "quokka"})).await["results"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    })
+    .await;
+    assert!(found, "the server reloads the index another process committed to");
+    let facets = client.ok("list_facets", json!({})).await;
+    assert!(
+        facets["facets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["name"] == "garden"),
+        "{facets}"
+    );
+}
+
+#[tokio::test]
+async fn a_facet_whose_name_differs_from_its_folder_is_left_out() {
+    let server = TestServer::start().await;
+    let key = server.key("f", &["facets"], None).await;
+    let client = Client::connected(&server.url(), &key).await;
+    let path = server.root().join("facets/health/facet.md");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("name: health", "name: fitness");
+    std::fs::write(&path, text).unwrap();
+    let gone = eventually(60, || async {
+        let facets = client.ok("list_facets", json!({})).await;
+        facets["facets"].as_array().unwrap().len() == 3
+    })
+    .await;
+    assert!(gone, "the renamed facet is refused, not guessed at");
+    let error: Option<String> = sqlx::query_scalar("SELECT error FROM items WHERE path = 'facets/health/facet.md'")
+        .fetch_one(&server.journal.db)
+        .await
+        .unwrap();
+    assert!(error.unwrap().contains("differs from its folder"));
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn the_journal_is_private_to_its_owner() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = TestServer::start().await;
+    let key = server.key("m", &[], None).await;
+    Client::connected(&server.url(), &key)
+        .await
+        .ok("save_memory", json!({"content": "x", "operation_id": "1"}))
+        .await;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&server.root().join("journal.db")), 0o600);
+    let memory = std::fs::read_dir(server.root().join("memory"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert_eq!(mode(&memory), 0o700);
+    let note = std::fs::read_dir(&memory).unwrap().next().unwrap().unwrap().path();
+    assert_eq!(mode(&note), 0o600);
+}

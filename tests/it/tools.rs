@@ -292,6 +292,12 @@ async fn bad_arguments_are_is_error_results_that_say_what_is_wrong() {
         .rpc("tools/call", json!({"name": "drop_tables", "arguments": {}}))
         .await;
     assert_eq!(unknown["error"]["code"], -32602);
+    let last = journal::auth::audit::recent(&server.journal.db, 1, None).await.unwrap();
+    assert_eq!(
+        (last[0].tool.as_str(), last[0].outcome.as_str()),
+        ("drop_tables", "refused"),
+        "unknown tools are audited"
+    );
     let no_name = client.rpc("tools/call", json!({"arguments": {}})).await;
     assert_eq!(no_name["error"]["code"], -32602);
     let bad_args = client

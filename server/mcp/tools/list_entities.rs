@@ -24,6 +24,7 @@ pub const DEF: ToolDef = ToolDef {
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// How many entities, 1-100 (default 100).
+    #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
     /// Only this facet (an id from list_facets).
     pub facet: Option<String>,

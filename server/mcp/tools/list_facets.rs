@@ -24,6 +24,7 @@ pub const DEF: ToolDef = ToolDef {
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// How many facets, 1-100 (default 100).
+    #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
 }
 

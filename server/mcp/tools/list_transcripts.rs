@@ -25,6 +25,7 @@ pub const DEF: ToolDef = ToolDef {
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// How many segments, 1-100 (default 10).
+    #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
     /// Only this day (YYYY-MM-DD or YYYYMMDD).
     pub day: Option<String>,

@@ -354,6 +354,10 @@ mod tests {
             assert_eq!(input["type"], "object", "{}", tool.name);
             assert_eq!(input["additionalProperties"], false, "{}", tool.name);
             assert_eq!((tool.output)()["type"], "object", "{}", tool.name);
+            if let Some(limit) = input["properties"].get("limit") {
+                assert_eq!(limit["minimum"], 1, "{}", tool.name);
+                assert!(limit["maximum"] == 100 || limit["maximum"] == 20, "{}", tool.name);
+            }
         }
     }
 }

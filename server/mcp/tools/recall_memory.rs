@@ -31,6 +31,7 @@ pub struct Args {
     /// Words that must all appear in a note (case-insensitive).
     pub query: Option<String>,
     /// How many notes, 1-20 (default 5).
+    #[schemars(range(min = 1, max = 20))]
     pub limit: Option<u32>,
     /// Only notes saved on this day (YYYY-MM-DD or YYYYMMDD).
     pub day: Option<String>,

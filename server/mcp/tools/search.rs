@@ -30,6 +30,7 @@ pub struct Args {
     /// What to look for, up to 4096 bytes.
     pub query: String,
     /// How many hits, 1-100 (default 10).
+    #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
     /// The next_cursor of the previous page.
     pub cursor: Option<String>,
