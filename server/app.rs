@@ -4,12 +4,15 @@ use std::sync::Arc;
 
 use crate::journal::Journal;
 use crate::mcp::session::Sessions;
+use crate::oauth::store::RetryCache;
 
 /// Shared by all routes and requests.
 #[derive(Clone)]
 pub struct AppState {
     pub journal: Arc<Journal>,
     pub sessions: Arc<Sessions>,
+    /// Token pairs recently issued by refresh rotation, for a client's retry (memory only).
+    pub refresh_retries: Arc<RetryCache>,
 }
 
 impl AppState {
@@ -17,6 +20,7 @@ impl AppState {
         AppState {
             journal,
             sessions: Arc::new(sessions),
+            refresh_retries: Arc::new(RetryCache::default()),
         }
     }
 }

@@ -24,5 +24,6 @@ pub mod config;
 pub mod db;
 pub mod journal;
 pub mod mcp;
+pub mod oauth;
 pub mod routes;
 pub mod server;

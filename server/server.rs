@@ -8,10 +8,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::extract::ConnectInfo;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
@@ -97,8 +97,8 @@ async fn accept_loop(
             accepted = listener.accept() => accepted,
             _ = stop.wait_for(|s| *s) => break,
         };
-        let stream = match accepted {
-            Ok((stream, _peer)) => stream,
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
             Err(error) => {
                 // Usually out of file descriptors: back off instead of spinning.
                 tracing::warn!(%error, "could not accept a connection");
@@ -112,7 +112,7 @@ async fn accept_loop(
             .header_read_timeout(limits.head_deadline)
             .max_buf_size(limits.max_head_bytes)
             .keep_alive(true)
-            .serve_connection(TokioIo::new(stream), TowerToHyperService::new(router.clone()));
+            .serve_connection(TokioIo::new(stream), with_peer(router.clone(), peer));
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
             // Errors here are a client's doing (a reset, a timeout, a malformed head) and are
@@ -124,6 +124,23 @@ async fn accept_loop(
     if tokio::time::timeout(limits.drain, graceful.shutdown()).await.is_err() {
         tracing::warn!("some requests were still running when the drain time ran out");
     }
+}
+
+/// The router as a hyper service that tells each request where it came from (per-source quotas).
+fn with_peer(
+    router: axum::Router,
+    peer: SocketAddr,
+) -> impl hyper::service::Service<
+    hyper::Request<hyper::body::Incoming>,
+    Response = axum::response::Response,
+    Error = std::convert::Infallible,
+    Future = impl Future<Output = Result<axum::response::Response, std::convert::Infallible>> + Send,
+> + Clone {
+    hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
+        request.extensions_mut().insert(ConnectInfo(peer));
+        let mut router = router.clone();
+        tower_service::Service::call(&mut router, request.map(axum::body::Body::new))
+    })
 }
 
 /// Periodic catalog sync (hand edits) and session expiry, until shutdown.

@@ -157,8 +157,12 @@ pub async fn authenticate_key(pool: &Pool, key: &str) -> Result<Option<Connectio
     if !bool::from(stored.as_slice().ct_eq(&digest)) {
         return Ok(None);
     }
-    let id: String = row.get(0);
-    let Some(connection) = load(pool, &id).await? else {
+    touch_and_load(pool, &row.get::<String, _>(0)).await
+}
+
+/// Loads a connection for a request, noting when it was last used (at most once a minute).
+pub async fn touch_and_load(pool: &Pool, id: &str) -> Result<Option<Connection>, AuthError> {
+    let Some(connection) = load(pool, id).await? else {
         return Ok(None);
     };
     let now = unix_now();
@@ -168,11 +172,40 @@ pub async fn authenticate_key(pool: &Pool, key: &str) -> Result<Option<Connectio
     {
         sqlx::query("UPDATE connections SET last_used_at = ? WHERE id = ?")
             .bind(now)
-            .bind(&id)
+            .bind(id)
             .execute(pool)
             .await?;
     }
     Ok(Some(connection))
+}
+
+/// Creates the connection of an OAuth sign-in, named after its client. Its grant starts empty; the
+/// caller sets what the owner approved.
+pub async fn create_oauth(pool: &Pool, client_name: &str) -> Result<Connection, AuthError> {
+    let id = uuid::Uuid::new_v4().to_string();
+    let now = unix_now();
+    let mut tx = pool.begin().await?;
+    // OAuth labels need not be unique (two sign-ins of one app); the id keeps the key column unique.
+    sqlx::query("INSERT INTO connections (id, kind, label, label_key, created_at) VALUES (?, 'oauth', ?, ?, ?)")
+        .bind(&id)
+        .bind(client_name)
+        .bind(&id)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("INSERT INTO grants (connection_id) VALUES (?)")
+        .bind(&id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(Connection {
+        id,
+        kind: "oauth".into(),
+        label: client_name.into(),
+        created_at: now,
+        last_used_at: None,
+        grant: Grant::empty(),
+    })
 }
 
 /// Loads a connection and its grant.

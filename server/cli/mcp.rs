@@ -1,15 +1,14 @@
-//! `journal mcp ...`: keys, grants and the activity log.
+//! `journal mcp ...`: keys and the activity log, and the dispatch to grants (`permission`) and
+//! sign-in (`oauth`).
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
-use anyhow::bail;
 use clap::Subcommand;
 use serde_json::json;
 
 use super::open;
 use crate::auth::audit;
-use crate::auth::{Category, connections};
+use crate::auth::connections;
 use crate::journal::day::format_timestamp;
 
 #[derive(Debug, Subcommand)]
@@ -17,9 +16,15 @@ pub enum McpCommand {
     /// Minted keys for scripts.
     #[command(subcommand)]
     Token(TokenCommand),
-    /// What a connection may see.
+    /// What a connection (a key or a signed-in app) may see.
     #[command(subcommand)]
-    Permission(PermissionCommand),
+    Permission(super::permission::PermissionCommand),
+    /// One-time codes that open sign-in for an agent.
+    #[command(subcommand)]
+    Pairing(super::oauth::PairingCommand),
+    /// Apps signed in with OAuth.
+    #[command(subcommand)]
+    Oauth(super::oauth::OauthCommand),
     /// The audit log of tool calls, newest first.
     Activity {
         /// How many calls to show.
@@ -47,32 +52,6 @@ pub enum TokenCommand {
     Revoke {
         #[arg(long)]
         label: String,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-pub enum PermissionCommand {
-    /// Replace a key's grant.
-    Set {
-        /// The key's label.
-        #[arg(long, value_name = "LABEL")]
-        token: String,
-        /// transcripts, entities or facets (repeatable).
-        #[arg(long, required = true)]
-        category: Vec<String>,
-        /// Limit to this facet, by name or id (repeatable); without it: the whole journal.
-        #[arg(long)]
-        facet: Vec<String>,
-    },
-    /// Show a key's grant.
-    Show {
-        #[arg(long, value_name = "LABEL")]
-        token: String,
-    },
-    /// Take everything back: the key keeps only its own memory.
-    Clear {
-        #[arg(long, value_name = "LABEL")]
-        token: String,
     },
 }
 
@@ -116,35 +95,9 @@ pub async fn run(dir: &Path, command: McpCommand) -> anyhow::Result<()> {
             let connection = connections::revoke_key(db, &label).await?;
             println!("revoked key \"{}\": its next request is refused", connection.label);
         }
-        McpCommand::Permission(PermissionCommand::Set { token, category, facet }) => {
-            let mut categories = BTreeSet::new();
-            for name in &category {
-                let Some(category) = Category::parse(name) else {
-                    bail!("unknown category \"{name}\": use transcripts, entities or facets");
-                };
-                categories.insert(category);
-            }
-            let mut facet_ids = Vec::new();
-            for name in &facet {
-                let Some(known) = journal.facet(name) else {
-                    bail!("there is no facet named {name}: see `journal facet list`");
-                };
-                facet_ids.push(known.id);
-            }
-            let connection = connections::find_key(db, &token).await?;
-            let reach = (!facet.is_empty()).then_some(facet_ids.as_slice());
-            let grant = connections::set_grant(db, &connection.id, &categories, reach).await?;
-            println!("{}: {}", connection.label, grant.describe(&journal.facets()));
-        }
-        McpCommand::Permission(PermissionCommand::Show { token }) => {
-            let connection = connections::find_key(db, &token).await?;
-            println!("{}: {}", connection.label, connection.grant.describe(&journal.facets()));
-        }
-        McpCommand::Permission(PermissionCommand::Clear { token }) => {
-            let connection = connections::find_key(db, &token).await?;
-            let grant = connections::set_grant(db, &connection.id, &BTreeSet::new(), None).await?;
-            println!("{}: {}", connection.label, grant.describe(&journal.facets()));
-        }
+        McpCommand::Permission(command) => super::permission::run(&journal, command).await?,
+        McpCommand::Pairing(command) => super::oauth::pairing(&journal, command).await?,
+        McpCommand::Oauth(command) => super::oauth::oauth(&journal, command).await?,
         McpCommand::Activity { limit, token } => {
             if let Some(label) = &token {
                 connections::find_key(db, label).await?;

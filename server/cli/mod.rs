@@ -3,6 +3,8 @@
 
 mod content;
 mod mcp;
+mod oauth;
+mod permission;
 mod serve;
 
 use std::path::PathBuf;

@@ -10,8 +10,10 @@
 // per refused request, so boxing it (what this lint suggests) would only add an allocation.
 #![allow(clippy::result_large_err)]
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use axum::Extension;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -25,6 +27,9 @@ use super::session::SessionError;
 use crate::app::AppState;
 use crate::auth::Connection;
 use crate::auth::connections;
+use crate::journal::day::unix_now;
+use crate::oauth;
+use crate::routes::Route;
 
 /// The largest request body, from the reference: 64 KiB.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -35,8 +40,13 @@ const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 
 /// POST /mcp: one message or (in a 2025-03-26 session) a batch.
-pub async fn post(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
-    let connection = match authenticate(&state, &headers).await {
+pub async fn post(
+    State(state): State<AppState>,
+    Extension(route): Extension<Arc<Route>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let connection = match authenticate(&state, &route, &headers).await {
         Ok(connection) => connection,
         Err(response) => return response,
     };
@@ -84,8 +94,12 @@ pub async fn post(State(state): State<AppState>, headers: HeaderMap, body: Body)
 }
 
 /// DELETE /mcp: ends the caller's session.
-pub async fn delete(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let connection = match authenticate(&state, &headers).await {
+pub async fn delete(
+    State(state): State<AppState>,
+    Extension(route): Extension<Arc<Route>>,
+    headers: HeaderMap,
+) -> Response {
+    let connection = match authenticate(&state, &route, &headers).await {
         Ok(connection) => connection,
         Err(response) => return response,
     };
@@ -233,36 +247,40 @@ async fn batch(state: &AppState, caller: &Caller, items: Vec<Value>) -> Response
 }
 
 /// The connection behind the bearer credential, or a 401 that tells the client where to sign in.
-async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Connection, Response> {
+async fn authenticate(state: &AppState, route: &Route, headers: &HeaderMap) -> Result<Connection, Response> {
     let bearer = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split_once(' '))
         .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
         .map(|(_, token)| token.trim());
-    let connection = match bearer {
-        Some(token) => connections::authenticate_key(&state.journal.db, token)
-            .await
-            .map_err(|error| {
-                tracing::error!(%error, "the credential check failed");
-                http_error(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    jsonrpc::INTERNAL_ERROR,
-                    "the journal could not check credentials; try again",
-                )
-            })?,
-        None => None,
+    let failed = |error: String| {
+        tracing::error!(%error, "the credential check failed");
+        http_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            jsonrpc::INTERNAL_ERROR,
+            "the journal could not check credentials; try again",
+        )
     };
-    connection.ok_or_else(|| unauthorized(headers, bearer.is_some()))
+    let db = &state.journal.db;
+    let connection = match bearer {
+        // Access tokens work only on the route that issued them; keys only where the route takes keys.
+        Some(token) if token.starts_with(oauth::ACCESS_PREFIX) => {
+            oauth::store::authenticate_access(db, token, route.name, unix_now())
+                .await
+                .map_err(|e| failed(e.to_string()))?
+        }
+        Some(token) if route.accepts_keys() => connections::authenticate_key(db, token)
+            .await
+            .map_err(|e| failed(e.to_string()))?,
+        _ => None,
+    };
+    connection.ok_or_else(|| unauthorized(&route.origin(headers), bearer.is_some()))
 }
 
-fn unauthorized(headers: &HeaderMap, presented: bool) -> Response {
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("127.0.0.1");
+fn unauthorized(origin: &str, presented: bool) -> Response {
     let challenge =
-        format!("Bearer realm=\"mcp\", resource_metadata=\"http://{host}/.well-known/oauth-protected-resource\"");
+        format!("Bearer realm=\"mcp\", resource_metadata=\"{origin}/.well-known/oauth-protected-resource\"");
     let (error, description) = if presented {
         ("invalid_token", "the credential is unknown, revoked or expired")
     } else {

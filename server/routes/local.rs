@@ -4,29 +4,85 @@
 //! browser send requests here (DNS rebinding, cross-origin forms). So every request must name a
 //! loopback Host with this listener's port, and a present Origin must be a loopback origin.
 
-use axum::Router;
+use std::sync::Arc;
+
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
+use axum::{Extension, Router};
 use serde_json::json;
 
+use super::Route;
 use crate::app::AppState;
 use crate::mcp::transport;
+use crate::oauth::{authorize, discovery, register, revoke, token};
 
 /// The router of the local route, for a listener on `port`.
 pub fn router(state: AppState, port: u16) -> Router {
-    Router::new()
+    // Endpoints that browser-based clients call from their own page: CORS, with preflight.
+    let cors = Router::new()
         .route(
             "/mcp",
             post(transport::post)
                 .delete(transport::delete)
+                .options(preflight)
                 .fallback(transport::method_not_allowed),
         )
+        .route(
+            "/.well-known/oauth-protected-resource",
+            get(discovery::protected_resource).options(preflight),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/mcp",
+            get(discovery::protected_resource).options(preflight),
+        )
+        .route(
+            "/.well-known/oauth-authorization-server",
+            get(discovery::authorization_server).options(preflight),
+        )
+        .route(
+            "/.well-known/openid-configuration",
+            get(discovery::authorization_server).options(preflight),
+        )
+        .route("/token", post(token::token).options(preflight))
+        .route("/register", post(register::register).options(preflight))
+        .route("/revoke", post(revoke::revoke).options(preflight))
+        .layer(middleware::map_response(allow_any_origin));
+    Router::new()
+        .route("/authorize", get(authorize::start).post(authorize::decide))
+        .merge(cors)
         .fallback(not_found)
+        .layer(Extension(Arc::new(Route::local(port))))
         .layer(middleware::from_fn_with_state(port, guard))
         .with_state(state)
+}
+
+/// CORS preflight: any origin the guard let through may call with these headers.
+async fn preflight() -> Response {
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("GET, POST, DELETE, OPTIONS"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static("authorization, content-type, mcp-protocol-version, mcp-session-id"),
+    );
+    headers.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));
+    response
+}
+
+async fn allow_any_origin(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+    headers.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static("mcp-session-id, www-authenticate"),
+    );
+    response
 }
 
 async fn not_found() -> Response {

@@ -6,6 +6,7 @@ mod harness;
 mod cli;
 mod grants;
 mod http;
+mod oauth;
 mod sessions;
 mod store;
 mod tools;

@@ -1,0 +1,112 @@
+//! `journal mcp pairing ...` and `journal mcp oauth ...`: opening sign-in, and the apps signed in.
+
+use std::sync::Arc;
+
+use anyhow::bail;
+use clap::Subcommand;
+
+use crate::journal::Journal;
+use crate::journal::day::{format_timestamp, unix_now};
+use crate::oauth::{pairing, store};
+
+/// The routes sign-in can be opened on (more arrive with the routes work).
+const ROUTES: [&str; 1] = ["local"];
+
+#[derive(Debug, Subcommand)]
+pub enum PairingCommand {
+    /// Open sign-in: print a one-time code to type into the consent page (valid 10 minutes).
+    Generate {
+        /// The route the code works on.
+        #[arg(long, default_value = "local")]
+        route: String,
+    },
+    /// Close sign-in: revoke the open code (of one route, or of all).
+    Revoke {
+        #[arg(long)]
+        route: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OauthCommand {
+    /// List the apps signed in, with their grants.
+    List,
+    /// Sign an app out: end every grant of this client id.
+    Revoke {
+        #[arg(long, value_name = "ID")]
+        client_id: String,
+    },
+}
+
+fn check_route(route: &str) -> anyhow::Result<()> {
+    if !ROUTES.contains(&route) {
+        bail!("unknown route \"{route}\": the routes are {}", ROUTES.join(", "));
+    }
+    Ok(())
+}
+
+pub async fn pairing(journal: &Arc<Journal>, command: PairingCommand) -> anyhow::Result<()> {
+    match command {
+        PairingCommand::Generate { route } => {
+            check_route(&route)?;
+            let code = store::open_code(&journal.db, &route, unix_now()).await?;
+            println!(
+                "Sign-in is open on the {route} route for {} minutes. Type this code on the consent page when your agent asks:",
+                pairing::LIFETIME_SECONDS / 60
+            );
+            println!("{}", pairing::display(&code));
+        }
+        PairingCommand::Revoke { route } => {
+            if let Some(route) = &route {
+                check_route(route)?;
+            }
+            let closed = store::revoke_codes(&journal.db, route.as_deref()).await?;
+            println!(
+                "{}",
+                if closed == 0 {
+                    "no pairing code was open"
+                } else {
+                    "sign-in is closed: the pairing code no longer works"
+                }
+            );
+        }
+    }
+    Ok(())
+}
+
+pub async fn oauth(journal: &Arc<Journal>, command: OauthCommand) -> anyhow::Result<()> {
+    match command {
+        OauthCommand::List => {
+            let signed_in = store::list_grants(&journal.db).await?;
+            if signed_in.is_empty() {
+                println!("no apps are signed in: open sign-in with `journal mcp pairing generate`");
+            }
+            let now = unix_now();
+            for entry in signed_in {
+                let used = entry
+                    .connection
+                    .last_used_at
+                    .map_or_else(|| "never".to_string(), format_timestamp);
+                let state = if entry.expires_at <= now { "ended" } else { "ends" };
+                println!(
+                    "{}  {}  route {}  paired {}  {state} {}  last used {}  {}",
+                    entry.client_id,
+                    entry.connection.label,
+                    entry.route,
+                    format_timestamp(entry.paired_at),
+                    format_timestamp(entry.expires_at),
+                    used,
+                    entry.connection.grant.describe(&journal.facets())
+                );
+            }
+        }
+        OauthCommand::Revoke { client_id } => {
+            let ended = store::revoke_client(&journal.db, &client_id).await?;
+            println!(
+                "signed out {client_id}: {ended} grant{} ended",
+                if ended == 1 { "" } else { "s" }
+            );
+        }
+    }
+    Ok(())
+}

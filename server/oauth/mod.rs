@@ -1,0 +1,72 @@
+//! The OAuth 2.1 authorization server that lets agents sign in: discovery documents, dynamic client
+//! registration, the consent page gated on a pairing code, authorization codes with PKCE, and
+//! rotating refresh tokens.
+//!
+//! Rules live in plain functions (`pairing`, `pkce`, `redirect`, `resource`) and the state in
+//! `store`; the handlers in `discovery`, `register`, `authorize`, `token` and `revoke` only read the
+//! request, call them and shape the answer. No OAuth framework: none covers dynamic registration,
+//! RFC 9728/8414 metadata, resource indicators and refresh reuse detection without fighting it.
+//! An OAuth connection is a `connections` row with a grant like a key's, so tool lists and per-call
+//! checks are the same mechanism for both.
+
+pub mod authorize;
+pub mod discovery;
+pub mod error;
+pub mod form;
+pub mod pages;
+pub mod pairing;
+pub mod pkce;
+pub mod redirect;
+pub mod register;
+pub mod resource;
+pub mod revoke;
+pub mod store;
+pub mod token;
+
+pub use error::OAuthError;
+
+/// How long an authorization code lives, in seconds.
+pub const CODE_SECONDS: i64 = 5 * 60;
+/// How long a pending authorization waits for the owner, in seconds.
+pub const PENDING_SECONDS: i64 = 10 * 60;
+/// How long an access token lives, in seconds.
+pub const ACCESS_SECONDS: i64 = 60 * 60;
+/// How long a grant lives after pairing, however often it is refreshed, in seconds.
+pub const GRANT_SECONDS: i64 = 30 * 24 * 60 * 60;
+/// How long a rotated-out refresh token still answers with the pair that replaced it (a retry after a
+/// lost response), in seconds.
+pub const REFRESH_RETRY_SECONDS: u64 = 30;
+/// How many rotated-out refresh tokens are remembered per grant to detect their reuse.
+pub const ROTATED_KEPT: i64 = 16;
+
+/// Prefixes that make the journal's secrets recognisable to people and secret scanners.
+pub const ACCESS_PREFIX: &str = "jat_";
+pub const REFRESH_PREFIX: &str = "jrt_";
+pub const CODE_PREFIX: &str = "jac_";
+pub const CLIENT_PREFIX: &str = "jc_";
+
+/// Limits on what outsiders can make the server store.
+pub const MAX_CLIENTS: i64 = 1024;
+pub const MAX_CLIENTS_PER_SOURCE: i64 = 16;
+pub const MAX_PENDING: i64 = 256;
+pub const MAX_PENDING_PER_SOURCE: i64 = 8;
+pub const MAX_GRANTS: i64 = 1024;
+/// Clients that never completed a sign-in are forgotten after this many seconds.
+pub const UNUSED_CLIENT_SECONDS: i64 = 24 * 60 * 60;
+
+/// A random secret with a prefix: 32 bytes, base64url.
+pub fn secret(prefix: &str) -> Result<String, OAuthError> {
+    use base64::Engine;
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| OAuthError::server(format!("no secure random source: {e}")))?;
+    Ok(format!(
+        "{prefix}{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+    ))
+}
+
+/// The digest under which a secret is stored.
+pub fn digest(secret: &str) -> Vec<u8> {
+    use sha2::Digest;
+    sha2::Sha256::digest(secret.as_bytes()).to_vec()
+}

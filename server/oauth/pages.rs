@@ -1,0 +1,133 @@
+//! The HTML pages of sign-in: the consent page and the plain message pages (nothing to connect, a
+//! broken sign-in link). Plain HTML that works without JavaScript, with the security headers every
+//! page of the journal sends.
+
+use askama::Template;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use crate::auth::Category;
+
+/// One category checkbox.
+pub struct CategoryChoice {
+    pub value: &'static str,
+    pub label: &'static str,
+    pub description: &'static str,
+    pub checked: bool,
+}
+
+/// One facet checkbox (stage two only: facet names are shown after the pairing code matched).
+pub struct FacetChoice {
+    pub id: String,
+    pub name: String,
+    pub title: String,
+    pub emoji: String,
+}
+
+#[derive(Template)]
+#[template(path = "consent.html")]
+pub struct ConsentPage {
+    pub nonce: String,
+    pub client_name: String,
+    pub callback_host: String,
+    pub pending: String,
+    pub csrf: String,
+    pub stage_two: bool,
+    pub scope_facets: bool,
+    pub error: Option<String>,
+    pub categories: Vec<CategoryChoice>,
+    pub facets: Vec<FacetChoice>,
+}
+
+#[derive(Template)]
+#[template(path = "message.html")]
+pub struct MessagePage {
+    pub nonce: String,
+    pub heading: String,
+    pub text: String,
+    pub hint: Option<String>,
+}
+
+/// The category checkboxes, with the plain sentence that says what each one lets an agent see.
+pub fn category_choices(checked: &[Category]) -> Vec<CategoryChoice> {
+    Category::ALL
+        .into_iter()
+        .map(|category| {
+            let (label, description) = match category {
+                Category::Transcripts => (
+                    "Transcripts",
+                    "The text of what was said in your recorded conversations.",
+                ),
+                Category::Entities => (
+                    "People, places and projects",
+                    "Who and what your journal knows, and what they are to you.",
+                ),
+                Category::Facets => ("Facets", "The areas of your life, with their descriptions."),
+            };
+            CategoryChoice {
+                value: category.as_str(),
+                label,
+                description,
+                checked: checked.contains(&category),
+            }
+        })
+        .collect()
+}
+
+/// A fresh nonce for the page's inline style.
+pub fn nonce() -> String {
+    super::secret("").unwrap_or_else(|_| "fallback".into())
+}
+
+/// Renders a page with the journal's page headers. `form_target` is the origin a form on the page may
+/// be sent to besides the journal itself (the client's callback, which approval redirects to).
+pub fn html(status: StatusCode, page: &impl Template, nonce: &str, form_target: Option<&str>) -> Response {
+    let body = match page.render() {
+        Ok(body) => body,
+        Err(error) => {
+            tracing::error!(%error, "a page could not be rendered");
+            return (StatusCode::INTERNAL_SERVER_ERROR, "the page could not be shown").into_response();
+        }
+    };
+    let form_action = match form_target {
+        Some(origin) => format!("'self' {origin}"),
+        None => "'self'".to_string(),
+    };
+    let csp = format!(
+        "default-src 'none'; style-src 'nonce-{nonce}'; img-src 'self' data:; form-action {form_action}; frame-ancestors 'none'; base-uri 'none'"
+    );
+    let mut response = (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    if let Ok(value) = HeaderValue::from_str(&csp) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, value);
+    }
+    response
+}
+
+/// A plain message page.
+pub fn message(status: StatusCode, heading: &str, text: &str, hint: Option<&str>) -> Response {
+    let nonce = nonce();
+    let page = MessagePage {
+        nonce: nonce.clone(),
+        heading: heading.into(),
+        text: text.into(),
+        hint: hint.map(str::to_string),
+    };
+    html(status, &page, &nonce, None)
+}
+
+/// The page shown while no pairing code is open: it says nothing about the journal.
+pub fn nothing_waiting() -> Response {
+    message(
+        StatusCode::FORBIDDEN,
+        "Nothing is waiting to connect",
+        "Sign-in is closed until the owner opens it.",
+        Some(
+            "If this is your journal, make a pairing code on its computer first (journal mcp pairing generate), then try again.",
+        ),
+    )
+}

@@ -1,0 +1,226 @@
+//! `POST /register`: dynamic client registration (RFC 7591) for public clients.
+//!
+//! Closed (403, before the body is read) until the owner opens a pairing code, so a stranger cannot
+//! fill the client table or learn anything about the journal.
+
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use super::{OAuthError, form, pages, redirect, store};
+use crate::app::AppState;
+use crate::journal::day::unix_now;
+use crate::routes::{Route, Source};
+
+const MAX_REDIRECT_URIS: usize = 16;
+const MAX_URI_BYTES: usize = 2048;
+const MAX_NAME_CHARS: usize = 256;
+
+/// What a registration asks for, once checked.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Registration {
+    pub client_name: String,
+    pub redirect_uris: Vec<String>,
+}
+
+/// Checks a registration request (RFC 7591 2): public clients, the code flow, allowed callbacks.
+/// Callbacks outside the allow list are dropped; none left is an error.
+pub fn check(request: &Value) -> Result<Registration, OAuthError> {
+    let metadata = |d: &str| OAuthError::new("invalid_client_metadata", d.to_string());
+    let object = request
+        .as_object()
+        .ok_or_else(|| metadata("the body must be a JSON object"))?;
+    if let Some(method) = object.get("token_endpoint_auth_method")
+        && method != "none"
+    {
+        return Err(metadata(
+            "token_endpoint_auth_method must be \"none\": this server registers public clients only",
+        ));
+    }
+    if let Some(grants) = object.get("grant_types") {
+        let grants: Vec<&str> = grants
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let known = grants
+            .iter()
+            .all(|g| *g == "authorization_code" || *g == "refresh_token");
+        if !known || !grants.contains(&"authorization_code") {
+            return Err(metadata(
+                "grant_types must include \"authorization_code\" and may add only \"refresh_token\"",
+            ));
+        }
+    }
+    if let Some(types) = object.get("response_types")
+        && types != &json!(["code"])
+    {
+        return Err(metadata("response_types must be [\"code\"]"));
+    }
+    let client_name = match object.get("client_name") {
+        None | Some(Value::Null) => "An MCP client".to_string(),
+        Some(Value::String(name)) if !name.trim().is_empty() && name.chars().count() <= MAX_NAME_CHARS => {
+            name.chars().filter(|c| !c.is_control()).collect()
+        }
+        Some(_) => return Err(metadata("client_name must be a string of 1 to 256 characters")),
+    };
+    let uris = object.get("redirect_uris").and_then(Value::as_array).ok_or_else(|| {
+        OAuthError::new(
+            "invalid_redirect_uri",
+            "redirect_uris is required: a list of callback URLs",
+        )
+    })?;
+    if uris.len() > MAX_REDIRECT_URIS {
+        return Err(OAuthError::new(
+            "invalid_redirect_uri",
+            format!("at most {MAX_REDIRECT_URIS} redirect_uris"),
+        ));
+    }
+    let mut kept = Vec::new();
+    for uri in uris.iter().filter_map(Value::as_str) {
+        if uri.len() <= MAX_URI_BYTES && redirect::allowed(uri) && !kept.iter().any(|k| k == uri) {
+            kept.push(uri.to_string());
+        }
+    }
+    if kept.is_empty() {
+        return Err(OAuthError::new(
+            "invalid_redirect_uri",
+            "no redirect URI is allowed: use a loopback callback (http://localhost:PORT/...) or a known hosted agent's callback",
+        ));
+    }
+    Ok(Registration {
+        client_name,
+        redirect_uris: kept,
+    })
+}
+
+/// POST /register
+pub async fn register(
+    State(state): State<AppState>,
+    Extension(route): Extension<Arc<Route>>,
+    Source(source): Source,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let now = unix_now();
+    match store::code_open(&state.journal.db, route.name, now).await {
+        Ok(true) => {}
+        Ok(false) => return pages::nothing_waiting(),
+        Err(e) => return e.into_response(),
+    }
+    match handle(&state, &source, &headers, body, now).await {
+        Ok(response) => response,
+        Err(error) => error.into_response(),
+    }
+}
+
+async fn handle(
+    state: &AppState,
+    source: &str,
+    headers: &HeaderMap,
+    body: Body,
+    now: i64,
+) -> Result<Response, OAuthError> {
+    let bytes = form::body(headers, body, "application/json").await?;
+    let request: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| OAuthError::new("invalid_client_metadata", format!("the body is not valid JSON: {e}")))?;
+    let registration = check(&request)?;
+    let Some((client, created)) = store::register_client(
+        &state.journal.db,
+        &registration.client_name,
+        &registration.redirect_uris,
+        source,
+        now,
+    )
+    .await?
+    else {
+        let error = OAuthError::new(
+            "too_many_registrations",
+            "too many clients are registered; try again later",
+        );
+        let mut response = error.into_response();
+        *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+        return Ok(response);
+    };
+    let record = json!({
+        "client_id": client.client_id,
+        "client_id_issued_at": client.created_at,
+        "client_name": client.client_name,
+        "redirect_uris": client.redirect_uris,
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    });
+    let status = if created { StatusCode::CREATED } else { StatusCode::OK };
+    let mut response = (status, [(header::CONTENT_TYPE, "application/json")], record.to_string()).into_response();
+    super::error::no_store(&mut response);
+    Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checks_registrations() {
+        let ok = check(&json!({"client_name": "Claude Code", "redirect_uris": ["http://localhost/callback", "https://evil.example/cb"]}))
+            .unwrap();
+        assert_eq!(
+            ok.redirect_uris,
+            ["http://localhost/callback"],
+            "disallowed callbacks are dropped"
+        );
+        assert_eq!(
+            check(&json!({"redirect_uris": ["http://127.0.0.1:1/cb"]}))
+                .unwrap()
+                .client_name,
+            "An MCP client"
+        );
+        let cases = [
+            (json!([]), "invalid_client_metadata"),
+            (json!({}), "invalid_redirect_uri"),
+            (
+                json!({"redirect_uris": ["https://evil.example/cb"]}),
+                "invalid_redirect_uri",
+            ),
+            (json!({"redirect_uris": "http://localhost/cb"}), "invalid_redirect_uri"),
+            (
+                json!({"redirect_uris": vec!["http://localhost/cb"; 17]}),
+                "invalid_redirect_uri",
+            ),
+            (
+                json!({"redirect_uris": ["http://localhost/cb"], "token_endpoint_auth_method": "client_secret_basic"}),
+                "invalid_client_metadata",
+            ),
+            (
+                json!({"redirect_uris": ["http://localhost/cb"], "grant_types": ["refresh_token"]}),
+                "invalid_client_metadata",
+            ),
+            (
+                json!({"redirect_uris": ["http://localhost/cb"], "grant_types": ["authorization_code", "implicit"]}),
+                "invalid_client_metadata",
+            ),
+            (
+                json!({"redirect_uris": ["http://localhost/cb"], "response_types": ["token"]}),
+                "invalid_client_metadata",
+            ),
+            (
+                json!({"redirect_uris": ["http://localhost/cb"], "client_name": "x".repeat(257)}),
+                "invalid_client_metadata",
+            ),
+            (
+                json!({"redirect_uris": ["http://localhost/cb"], "client_name": 5}),
+                "invalid_client_metadata",
+            ),
+        ];
+        for (request, code) in cases {
+            assert_eq!(check(&request).unwrap_err().code, code, "{request}");
+        }
+        let long = format!("http://localhost/{}", "a".repeat(2048));
+        assert!(check(&json!({"redirect_uris": [long]})).is_err());
+    }
+}

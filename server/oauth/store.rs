@@ -1,0 +1,765 @@
+//! The authorization server's state in journal.db: pairing codes, clients, pending authorizations,
+//! grants, codes and tokens. Every rule about lifetimes, quotas, single use and rotation lives here,
+//! in functions the handlers and the CLI call and the tests exercise directly.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use sqlx::Row;
+use subtle::ConstantTimeEq;
+
+use super::{OAuthError, digest, pairing, pkce, secret};
+use crate::auth::{Category, Connection, connections};
+use crate::db::Pool;
+
+/// A registered client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Client {
+    pub client_id: String,
+    pub client_name: String,
+    pub redirect_uris: Vec<String>,
+    pub created_at: i64,
+}
+
+// ---- pairing codes -------------------------------------------------------------------------------
+
+/// Opens a new pairing code for `route`, replacing any open one. Answers the code, shown once.
+pub async fn open_code(pool: &Pool, route: &str, now: i64) -> Result<String, OAuthError> {
+    let code = pairing::generate().map_err(|e| OAuthError::server(format!("no secure random source: {e}")))?;
+    let mut tx = pool.begin().await?;
+    sqlx::query("DELETE FROM pairing_failures WHERE route = ?")
+        .bind(route)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query(
+        "INSERT INTO pairing_codes (route, digest, created_at, expires_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (route) DO UPDATE SET digest = excluded.digest, created_at = excluded.created_at, expires_at = excluded.expires_at",
+    )
+    .bind(route)
+    .bind(pairing::digest(&code))
+    .bind(now)
+    .bind(now + pairing::LIFETIME_SECONDS)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(code)
+}
+
+/// Closes the open code of `route` (or of every route). Answers how many were open.
+pub async fn revoke_codes(pool: &Pool, route: Option<&str>) -> Result<u64, OAuthError> {
+    let done = sqlx::query("DELETE FROM pairing_codes WHERE ?1 IS NULL OR route = ?1")
+        .bind(route)
+        .execute(pool)
+        .await?;
+    Ok(done.rows_affected())
+}
+
+/// Whether `route` has an open, unexpired code: until it does, sign-in is closed.
+pub async fn code_open(pool: &Pool, route: &str, now: i64) -> Result<bool, OAuthError> {
+    let open: Option<i64> = sqlx::query_scalar("SELECT 1 FROM pairing_codes WHERE route = ? AND expires_at > ?")
+        .bind(route)
+        .bind(now)
+        .fetch_optional(pool)
+        .await?;
+    Ok(open.is_some())
+}
+
+/// Why a typed pairing code was not accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CodeRefusal {
+    /// Not the code; this many tries remain for this authorization.
+    Wrong { tries_left: i64 },
+    /// Not a code at all (wrong length or characters); not counted as a try.
+    Malformed(String),
+    /// No code is open any more (used, expired, revoked, or locked after too many wrong tries).
+    Closed,
+    /// This authorization used up its tries.
+    Exhausted,
+}
+
+/// Checks a typed code for a pending authorization. A match uses the code up (one use). A wrong code
+/// counts against the authorization (5 tries) and the source address (20 tries lock the code).
+pub async fn try_code(pool: &Pool, pending: &Pending, typed: &str, now: i64) -> Result<(), CodeRefusal> {
+    let fail = |e: sqlx::Error| {
+        tracing::error!(error = %e, "the pairing check failed");
+        CodeRefusal::Closed
+    };
+    let code = pairing::normalize(typed).map_err(|e| CodeRefusal::Malformed(e.to_string()))?;
+    let stored: Option<Vec<u8>> =
+        sqlx::query_scalar("SELECT digest FROM pairing_codes WHERE route = ? AND expires_at > ?")
+            .bind(&pending.route)
+            .bind(now)
+            .fetch_optional(pool)
+            .await
+            .map_err(fail)?;
+    let stored = stored.ok_or(CodeRefusal::Closed)?;
+    if bool::from(stored.as_slice().ct_eq(&pairing::digest(&code))) {
+        sqlx::query("DELETE FROM pairing_codes WHERE route = ?")
+            .bind(&pending.route)
+            .execute(pool)
+            .await
+            .map_err(fail)?;
+        sqlx::query("DELETE FROM pairing_failures WHERE route = ?")
+            .bind(&pending.route)
+            .execute(pool)
+            .await
+            .map_err(fail)?;
+        return Ok(());
+    }
+    let failures: i64 =
+        sqlx::query_scalar("UPDATE oauth_pending SET failures = failures + 1 WHERE id = ? RETURNING failures")
+            .bind(&pending.id)
+            .fetch_one(pool)
+            .await
+            .map_err(fail)?;
+    let by_source: i64 = sqlx::query_scalar(
+        "INSERT INTO pairing_failures (route, source, failures) VALUES (?, ?, 1)
+         ON CONFLICT (route, source) DO UPDATE SET failures = failures + 1 RETURNING failures",
+    )
+    .bind(&pending.route)
+    .bind(&pending.source)
+    .fetch_one(pool)
+    .await
+    .map_err(fail)?;
+    if by_source >= pairing::TRIES_PER_SOURCE {
+        // Someone is guessing: lock the code; the owner makes a new one.
+        sqlx::query("DELETE FROM pairing_codes WHERE route = ?")
+            .bind(&pending.route)
+            .execute(pool)
+            .await
+            .map_err(fail)?;
+        tracing::warn!(route = %pending.route, "a pairing code was locked after too many wrong tries");
+        return Err(CodeRefusal::Closed);
+    }
+    if failures >= pairing::TRIES_PER_AUTHORIZATION {
+        let _ = sqlx::query("DELETE FROM oauth_pending WHERE id = ?")
+            .bind(&pending.id)
+            .execute(pool)
+            .await;
+        return Err(CodeRefusal::Exhausted);
+    }
+    Err(CodeRefusal::Wrong {
+        tries_left: pairing::TRIES_PER_AUTHORIZATION - failures,
+    })
+}
+
+// ---- clients -------------------------------------------------------------------------------------
+
+/// Registers a client, or answers the identical one registered before from the same address
+/// (`false`: nothing new was stored). Quotas answer `None`.
+pub async fn register_client(
+    pool: &Pool,
+    client_name: &str,
+    redirect_uris: &[String],
+    source: &str,
+    now: i64,
+) -> Result<Option<(Client, bool)>, OAuthError> {
+    let uris = serde_json::to_string(redirect_uris).map_err(|e| OAuthError::server(e.to_string()))?;
+    prune_clients(pool, now).await?;
+    let existing: Option<String> = sqlx::query_scalar(
+        "SELECT client_id FROM oauth_clients WHERE client_name = ? AND redirect_uris = ? AND source = ? ORDER BY created_at LIMIT 1",
+    )
+    .bind(client_name)
+    .bind(&uris)
+    .bind(source)
+    .fetch_optional(pool)
+    .await?;
+    if let Some(id) = existing
+        && let Some(client) = client(pool, &id).await?
+    {
+        return Ok(Some((client, false)));
+    }
+    let total: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_clients")
+        .fetch_one(pool)
+        .await?;
+    let mine: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_clients WHERE source = ?")
+        .bind(source)
+        .fetch_one(pool)
+        .await?;
+    if total >= super::MAX_CLIENTS || mine >= super::MAX_CLIENTS_PER_SOURCE {
+        return Ok(None);
+    }
+    let client_id = secret(super::CLIENT_PREFIX)?;
+    sqlx::query(
+        "INSERT INTO oauth_clients (client_id, client_name, redirect_uris, source, created_at) VALUES (?, ?, ?, ?, ?)",
+    )
+    .bind(&client_id)
+    .bind(client_name)
+    .bind(&uris)
+    .bind(source)
+    .bind(now)
+    .execute(pool)
+    .await?;
+    let client = Client {
+        client_id,
+        client_name: client_name.to_string(),
+        redirect_uris: redirect_uris.to_vec(),
+        created_at: now,
+    };
+    Ok(Some((client, true)))
+}
+
+/// Forgets clients that never completed a sign-in within a day.
+async fn prune_clients(pool: &Pool, now: i64) -> Result<(), OAuthError> {
+    sqlx::query(
+        "DELETE FROM oauth_clients WHERE last_used_at IS NULL AND created_at < ?
+           AND client_id NOT IN (SELECT client_id FROM oauth_grants)",
+    )
+    .bind(now - super::UNUSED_CLIENT_SECONDS)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// A registered client by id.
+pub async fn client(pool: &Pool, client_id: &str) -> Result<Option<Client>, OAuthError> {
+    if client_id.len() > 2048 {
+        return Ok(None);
+    }
+    let row =
+        sqlx::query("SELECT client_id, client_name, redirect_uris, created_at FROM oauth_clients WHERE client_id = ?")
+            .bind(client_id)
+            .fetch_optional(pool)
+            .await?;
+    Ok(row.map(|row| Client {
+        client_id: row.get(0),
+        client_name: row.get(1),
+        redirect_uris: serde_json::from_str(&row.get::<String, _>(2)).unwrap_or_default(),
+        created_at: row.get(3),
+    }))
+}
+
+// ---- pending authorizations ----------------------------------------------------------------------
+
+/// An authorization request waiting for the owner.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    pub id: String,
+    pub client_id: String,
+    pub redirect_uri: String,
+    pub state: Option<String>,
+    pub code_challenge: String,
+    pub resource: String,
+    pub route: String,
+    pub issuer: String,
+    pub source: String,
+    pub paired: bool,
+    pub categories: BTreeSet<Category>,
+}
+
+/// What a new pending authorization holds.
+pub struct NewPending<'a> {
+    pub client_id: &'a str,
+    pub redirect_uri: &'a str,
+    pub state: Option<&'a str>,
+    pub code_challenge: &'a str,
+    pub resource: &'a str,
+    pub route: &'a str,
+    pub issuer: &'a str,
+    pub source: &'a str,
+}
+
+/// Stores a pending authorization; answers its id and the consent form's anti-forgery token, or
+/// None when the quotas are full.
+pub async fn create_pending(
+    pool: &Pool,
+    new: NewPending<'_>,
+    now: i64,
+) -> Result<Option<(String, String)>, OAuthError> {
+    sqlx::query("DELETE FROM oauth_pending WHERE expires_at <= ?")
+        .bind(now)
+        .execute(pool)
+        .await?;
+    let total: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_pending")
+        .fetch_one(pool)
+        .await?;
+    let mine: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_pending WHERE source = ?")
+        .bind(new.source)
+        .fetch_one(pool)
+        .await?;
+    if total >= super::MAX_PENDING || mine >= super::MAX_PENDING_PER_SOURCE {
+        return Ok(None);
+    }
+    let id = secret("")?;
+    let csrf = secret("")?;
+    sqlx::query(
+        "INSERT INTO oauth_pending (id, csrf_digest, client_id, redirect_uri, state, code_challenge, resource, route, issuer, source, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&id)
+    .bind(digest(&csrf))
+    .bind(new.client_id)
+    .bind(new.redirect_uri)
+    .bind(new.state)
+    .bind(new.code_challenge)
+    .bind(new.resource)
+    .bind(new.route)
+    .bind(new.issuer)
+    .bind(new.source)
+    .bind(now)
+    .bind(now + super::PENDING_SECONDS)
+    .execute(pool)
+    .await?;
+    sqlx::query("UPDATE oauth_clients SET last_used_at = ? WHERE client_id = ?")
+        .bind(now)
+        .bind(new.client_id)
+        .execute(pool)
+        .await?;
+    Ok(Some((id, csrf)))
+}
+
+/// A live pending authorization whose anti-forgery token matches; None otherwise.
+pub async fn pending(pool: &Pool, id: &str, csrf: &str, now: i64) -> Result<Option<Pending>, OAuthError> {
+    if id.len() > 64 || csrf.len() > 64 {
+        return Ok(None);
+    }
+    let row = sqlx::query(
+        "SELECT id, csrf_digest, client_id, redirect_uri, state, code_challenge, resource, route, issuer, source, paired, categories
+         FROM oauth_pending WHERE id = ? AND expires_at > ?",
+    )
+    .bind(id)
+    .bind(now)
+    .fetch_optional(pool)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let stored: Vec<u8> = row.get(1);
+    if !bool::from(stored.as_slice().ct_eq(&digest(csrf))) {
+        return Ok(None);
+    }
+    Ok(Some(Pending {
+        id: row.get(0),
+        client_id: row.get(2),
+        redirect_uri: row.get(3),
+        state: row.get(4),
+        code_challenge: row.get(5),
+        resource: row.get(6),
+        route: row.get(7),
+        issuer: row.get(8),
+        source: row.get(9),
+        paired: row.get::<i64, _>(10) != 0,
+        categories: row
+            .get::<String, _>(11)
+            .split_whitespace()
+            .filter_map(Category::parse)
+            .collect(),
+    }))
+}
+
+/// Records that the code matched and which categories were chosen; facets come at stage two.
+pub async fn mark_paired(pool: &Pool, id: &str, categories: &BTreeSet<Category>) -> Result<(), OAuthError> {
+    let names: Vec<&str> = categories.iter().map(|c| c.as_str()).collect();
+    sqlx::query("UPDATE oauth_pending SET paired = 1, categories = ? WHERE id = ?")
+        .bind(names.join(" "))
+        .bind(id)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+/// Forgets a pending authorization (denied, approved or abandoned).
+pub async fn drop_pending(pool: &Pool, id: &str) -> Result<(), OAuthError> {
+    sqlx::query("DELETE FROM oauth_pending WHERE id = ?")
+        .bind(id)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+// ---- grants, codes and tokens --------------------------------------------------------------------
+
+/// Creates the connection and grant the owner approved, and answers a single-use authorization code.
+pub async fn approve(
+    pool: &Pool,
+    pending: &Pending,
+    client_name: &str,
+    categories: &BTreeSet<Category>,
+    facet_ids: Option<&[String]>,
+    now: i64,
+) -> Result<String, OAuthError> {
+    let grants: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_grants WHERE expires_at > ?")
+        .bind(now)
+        .fetch_one(pool)
+        .await?;
+    if grants >= super::MAX_GRANTS {
+        return Err(OAuthError::new(
+            "temporarily_unavailable",
+            "the journal holds as many sign-ins as it allows; revoke some first",
+        ));
+    }
+    let connection = connections::create_oauth(pool, client_name)
+        .await
+        .map_err(|e| OAuthError::server(e.to_string()))?;
+    connections::set_grant(pool, &connection.id, categories, facet_ids)
+        .await
+        .map_err(|e| OAuthError::server(e.to_string()))?;
+    let code = secret(super::CODE_PREFIX)?;
+    let mut tx = pool.begin().await?;
+    sqlx::query("INSERT INTO oauth_grants (connection_id, client_id, route, resource, paired_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)")
+        .bind(&connection.id)
+        .bind(&pending.client_id)
+        .bind(&pending.route)
+        .bind(&pending.resource)
+        .bind(now)
+        .bind(now + super::GRANT_SECONDS)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("INSERT INTO oauth_codes (digest, connection_id, client_id, redirect_uri, code_challenge, expires_at) VALUES (?, ?, ?, ?, ?, ?)")
+        .bind(digest(&code))
+        .bind(&connection.id)
+        .bind(&pending.client_id)
+        .bind(&pending.redirect_uri)
+        .bind(&pending.code_challenge)
+        .bind(now + super::CODE_SECONDS)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("DELETE FROM oauth_pending WHERE id = ?")
+        .bind(&pending.id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(code)
+}
+
+/// An access and refresh token pair, as the token endpoint returns it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenPair {
+    pub access_token: String,
+    pub refresh_token: String,
+    pub expires_in: i64,
+}
+
+/// Exchanges an authorization code. A code presented twice revokes everything it issued.
+pub async fn exchange_code(
+    pool: &Pool,
+    code: &str,
+    client_id: &str,
+    redirect_uri: &str,
+    verifier: &str,
+    now: i64,
+) -> Result<TokenPair, OAuthError> {
+    let row = sqlx::query("SELECT connection_id, client_id, redirect_uri, code_challenge, expires_at, used_at FROM oauth_codes WHERE digest = ?")
+        .bind(digest(code))
+        .fetch_optional(pool)
+        .await?;
+    let Some(row) = row else {
+        return Err(OAuthError::invalid_grant("the authorization code is not valid"));
+    };
+    let connection_id: String = row.get(0);
+    if row.get::<Option<i64>, _>(5).is_some() {
+        // RFC 6749 4.1.2: a reused code means it leaked; revoke what it granted.
+        sqlx::query("DELETE FROM connections WHERE id = ?")
+            .bind(&connection_id)
+            .execute(pool)
+            .await?;
+        tracing::warn!(client = %client_id, "an authorization code was used twice; its grant is revoked");
+        return Err(OAuthError::invalid_grant(
+            "the authorization code was already used; the grant it issued is revoked",
+        ));
+    }
+    sqlx::query("UPDATE oauth_codes SET used_at = ? WHERE digest = ?")
+        .bind(now)
+        .bind(digest(code))
+        .execute(pool)
+        .await?;
+    if row.get::<i64, _>(4) <= now {
+        return Err(OAuthError::invalid_grant(
+            "the authorization code expired; sign in again",
+        ));
+    }
+    if row.get::<String, _>(1) != client_id {
+        return Err(OAuthError::invalid_grant(
+            "the authorization code was issued to another client",
+        ));
+    }
+    // RFC 6749 4.1.3: identical to the authorization request's, port and all.
+    if row.get::<String, _>(2) != redirect_uri {
+        return Err(OAuthError::invalid_grant(
+            "redirect_uri differs from the one in the authorization request",
+        ));
+    }
+    if !pkce::verify(verifier, &row.get::<String, _>(3)) {
+        return Err(OAuthError::invalid_grant(
+            "code_verifier does not match the code_challenge",
+        ));
+    }
+    let mut tx = pool.begin().await?;
+    let pair = issue_pair(&mut tx, &connection_id, now).await?;
+    tx.commit().await?;
+    touch_client(pool, client_id, now).await?;
+    Ok(pair)
+}
+
+async fn issue_pair(tx: &mut sqlx::SqliteConnection, connection_id: &str, now: i64) -> Result<TokenPair, OAuthError> {
+    let grant_ends: i64 = sqlx::query_scalar("SELECT expires_at FROM oauth_grants WHERE connection_id = ?")
+        .bind(connection_id)
+        .fetch_optional(&mut *tx)
+        .await?
+        .ok_or_else(|| OAuthError::invalid_grant("the grant was revoked"))?;
+    let access = secret(super::ACCESS_PREFIX)?;
+    let refresh = secret(super::REFRESH_PREFIX)?;
+    let access_ends = (now + super::ACCESS_SECONDS).min(grant_ends);
+    for (token, kind, ends) in [(&access, "access", access_ends), (&refresh, "refresh", grant_ends)] {
+        sqlx::query(
+            "INSERT INTO oauth_tokens (digest, connection_id, kind, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+        )
+        .bind(digest(token))
+        .bind(connection_id)
+        .bind(kind)
+        .bind(now)
+        .bind(ends)
+        .execute(&mut *tx)
+        .await?;
+    }
+    // Expired access tokens are of no use to anyone; drop them as new ones are made.
+    sqlx::query("DELETE FROM oauth_tokens WHERE connection_id = ? AND kind = 'access' AND expires_at <= ?")
+        .bind(connection_id)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+    Ok(TokenPair {
+        access_token: access,
+        refresh_token: refresh,
+        expires_in: access_ends - now,
+    })
+}
+
+async fn touch_client(pool: &Pool, client_id: &str, now: i64) -> Result<(), OAuthError> {
+    sqlx::query("UPDATE oauth_clients SET last_used_at = ? WHERE client_id = ?")
+        .bind(now)
+        .bind(client_id)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+/// Pairs recently issued by rotation, by the digest of the refresh token they replaced, so that a
+/// client whose response was lost can retry once within 30 s. Held in memory only: the new tokens'
+/// plaintext must never be stored.
+#[derive(Default)]
+pub struct RetryCache {
+    entries: Mutex<HashMap<Vec<u8>, (String, TokenPair, Instant)>>,
+}
+
+impl RetryCache {
+    fn get(&self, old: &[u8]) -> Option<(String, TokenPair)> {
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries
+            .get(old)
+            .filter(|(_, _, at)| at.elapsed() < Duration::from_secs(super::REFRESH_RETRY_SECONDS))
+            .map(|(connection, pair, _)| (connection.clone(), pair.clone()))
+    }
+
+    fn put(&self, old: Vec<u8>, connection_id: &str, pair: &TokenPair) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let window = Duration::from_secs(super::REFRESH_RETRY_SECONDS);
+        // Only the latest rotation of a grant may be retried; old entries expire.
+        entries.retain(|_, (connection, _, at)| connection != connection_id && at.elapsed() < window);
+        entries.insert(old, (connection_id.to_string(), pair.clone(), Instant::now()));
+    }
+}
+
+/// Rotates a refresh token. Presenting a rotated-out one revokes the grant, except the immediately
+/// previous one within 30 s, which answers the same pair again.
+pub async fn refresh(
+    pool: &Pool,
+    cache: &RetryCache,
+    token: &str,
+    client_id: &str,
+    now: i64,
+) -> Result<TokenPair, OAuthError> {
+    let token_digest = digest(token);
+    let row = sqlx::query(
+        "SELECT t.connection_id, t.expires_at, t.rotated_at, g.client_id, g.expires_at FROM oauth_tokens t
+         JOIN oauth_grants g ON g.connection_id = t.connection_id WHERE t.digest = ? AND t.kind = 'refresh'",
+    )
+    .bind(&token_digest)
+    .fetch_optional(pool)
+    .await?;
+    let Some(row) = row else {
+        return Err(OAuthError::invalid_grant(
+            "the refresh token is not valid; sign in again",
+        ));
+    };
+    let connection_id: String = row.get(0);
+    if row.get::<String, _>(3) != client_id {
+        return Err(OAuthError::invalid_grant(
+            "the refresh token was issued to another client",
+        ));
+    }
+    if row.get::<Option<i64>, _>(2).is_some() {
+        if let Some((cached_connection, pair)) = cache.get(&token_digest)
+            && cached_connection == connection_id
+        {
+            return Ok(pair);
+        }
+        sqlx::query("DELETE FROM connections WHERE id = ?")
+            .bind(&connection_id)
+            .execute(pool)
+            .await?;
+        tracing::warn!(client = %client_id, "a rotated-out refresh token was presented again; the grant is revoked");
+        return Err(OAuthError::invalid_grant(
+            "the refresh token was already used; the grant is revoked, sign in again",
+        ));
+    }
+    if row.get::<i64, _>(1) <= now || row.get::<i64, _>(4) <= now {
+        return Err(OAuthError::invalid_grant(
+            "the grant ended (30 days after pairing); pair again",
+        ));
+    }
+    let mut tx = pool.begin().await?;
+    let rotated = sqlx::query("UPDATE oauth_tokens SET rotated_at = ? WHERE digest = ? AND rotated_at IS NULL")
+        .bind(now)
+        .bind(&token_digest)
+        .execute(&mut *tx)
+        .await?;
+    if rotated.rows_affected() != 1 {
+        // A concurrent refresh with the same token won the race; treat this one as a retry.
+        drop(tx);
+        return cache
+            .get(&token_digest)
+            .map(|(_, pair)| pair)
+            .ok_or_else(|| OAuthError::invalid_grant("the refresh token was already used"));
+    }
+    let pair = issue_pair(&mut tx, &connection_id, now).await?;
+    // Keep the last few rotated-out tokens to recognise their reuse; forget older ones.
+    sqlx::query(
+        "DELETE FROM oauth_tokens WHERE connection_id = ?1 AND kind = 'refresh' AND rotated_at IS NOT NULL AND digest NOT IN
+           (SELECT digest FROM oauth_tokens WHERE connection_id = ?1 AND kind = 'refresh' AND rotated_at IS NOT NULL
+            ORDER BY rotated_at DESC, created_at DESC LIMIT ?2)",
+    )
+    .bind(&connection_id)
+    .bind(super::ROTATED_KEPT)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    cache.put(token_digest, &connection_id, &pair);
+    touch_client(pool, client_id, now).await?;
+    Ok(pair)
+}
+
+/// The connection behind a live access token issued on `route`.
+pub async fn authenticate_access(
+    pool: &Pool,
+    token: &str,
+    route: &str,
+    now: i64,
+) -> Result<Option<Connection>, OAuthError> {
+    if !token.starts_with(super::ACCESS_PREFIX) || token.len() > 256 {
+        return Ok(None);
+    }
+    let token_digest = digest(token);
+    let row = sqlx::query(
+        "SELECT t.digest, t.connection_id FROM oauth_tokens t JOIN oauth_grants g ON g.connection_id = t.connection_id
+         WHERE t.digest = ? AND t.kind = 'access' AND t.expires_at > ?2 AND g.expires_at > ?2 AND g.route = ?3",
+    )
+    .bind(&token_digest)
+    .bind(now)
+    .bind(route)
+    .fetch_optional(pool)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let stored: Vec<u8> = row.get(0);
+    if !bool::from(stored.as_slice().ct_eq(&token_digest)) {
+        return Ok(None);
+    }
+    connections::touch_and_load(pool, &row.get::<String, _>(1))
+        .await
+        .map_err(|e| OAuthError::server(e.to_string()))
+}
+
+/// Revokes a token (RFC 7009): a refresh token ends its whole grant, an access token only itself.
+/// Unknown tokens are not an error.
+pub async fn revoke_token(pool: &Pool, token: &str, client_id: Option<&str>) -> Result<(), OAuthError> {
+    let row = sqlx::query(
+        "SELECT t.kind, t.connection_id, g.client_id FROM oauth_tokens t JOIN oauth_grants g ON g.connection_id = t.connection_id WHERE t.digest = ?",
+    )
+    .bind(digest(token))
+    .fetch_optional(pool)
+    .await?;
+    let Some(row) = row else { return Ok(()) };
+    if client_id.is_some_and(|id| id != row.get::<String, _>(2)) {
+        return Ok(());
+    }
+    if row.get::<String, _>(0) == "refresh" {
+        sqlx::query("DELETE FROM connections WHERE id = ?")
+            .bind(row.get::<String, _>(1))
+            .execute(pool)
+            .await?;
+    } else {
+        sqlx::query("DELETE FROM oauth_tokens WHERE digest = ?")
+            .bind(digest(token))
+            .execute(pool)
+            .await?;
+    }
+    Ok(())
+}
+
+/// One signed-in client as the owner sees it.
+#[derive(Debug, Clone)]
+pub struct SignedIn {
+    pub connection: Connection,
+    pub client_id: String,
+    pub route: String,
+    pub paired_at: i64,
+    pub expires_at: i64,
+}
+
+/// Every OAuth grant, newest first.
+pub async fn list_grants(pool: &Pool) -> Result<Vec<SignedIn>, OAuthError> {
+    let rows = sqlx::query(
+        "SELECT connection_id, client_id, route, paired_at, expires_at FROM oauth_grants ORDER BY paired_at DESC",
+    )
+    .fetch_all(pool)
+    .await?;
+    let mut out = Vec::new();
+    for row in rows {
+        let id: String = row.get(0);
+        if let Some(connection) = connections::load(pool, &id)
+            .await
+            .map_err(|e| OAuthError::server(e.to_string()))?
+        {
+            out.push(SignedIn {
+                connection,
+                client_id: row.get(1),
+                route: row.get(2),
+                paired_at: row.get(3),
+                expires_at: row.get(4),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Revokes every grant of a client and forgets the client. Answers how many grants ended.
+pub async fn revoke_client(pool: &Pool, client_id: &str) -> Result<u64, OAuthError> {
+    let mut tx = pool.begin().await?;
+    let ended =
+        sqlx::query("DELETE FROM connections WHERE id IN (SELECT connection_id FROM oauth_grants WHERE client_id = ?)")
+            .bind(client_id)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+    let clients = sqlx::query("DELETE FROM oauth_clients WHERE client_id = ?")
+        .bind(client_id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    tx.commit().await?;
+    if ended == 0 && clients == 0 {
+        return Err(OAuthError::invalid_request(format!(
+            "no client has the id {client_id}: see `journal mcp oauth list`"
+        )));
+    }
+    Ok(ended)
+}
+
+/// The client id behind an OAuth connection, when the connection is one.
+pub async fn connection_for_client(pool: &Pool, client_id: &str) -> Result<Vec<String>, OAuthError> {
+    Ok(
+        sqlx::query_scalar("SELECT connection_id FROM oauth_grants WHERE client_id = ? ORDER BY paired_at DESC")
+            .bind(client_id)
+            .fetch_all(pool)
+            .await?,
+    )
+}

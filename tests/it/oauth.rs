@@ -1,0 +1,1038 @@
+//! The OAuth authorization server end to end over HTTP: discovery, registration, the consent page
+//! gated on a pairing code, codes with PKCE, tokens, rotation and revocation, and the refusals of
+//! RFC 9700 (PKCE downgrade, code reuse, redirect mismatch, open redirects, refresh reuse, wrong
+//! resource, revoked tokens, pairing-code guessing, forged consent forms).
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hyper::{Method, StatusCode};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::harness::{Client, Reply, TestServer};
+use journal::journal::day::unix_now;
+use journal::oauth::store;
+
+const CALLBACK: &str = "http://127.0.0.1:9/callback";
+
+fn at(server: &TestServer, path: &str) -> Client {
+    Client::new(&format!("http://{}{path}", server.addr), None)
+}
+
+async fn open_sign_in(server: &TestServer) -> String {
+    store::open_code(&server.journal.db, "local", unix_now()).await.unwrap()
+}
+
+async fn register(server: &TestServer, body: Value) -> Reply {
+    at(server, "/register")
+        .raw(Method::POST, &[("content-type", "application/json")], body.to_string())
+        .await
+}
+
+async fn register_client(server: &TestServer) -> String {
+    let reply = register(
+        server,
+        json!({"client_name": "Test Agent", "redirect_uris": ["http://127.0.0.1/callback"]}),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{:?}", reply.body);
+    reply.json()["client_id"].as_str().unwrap().to_string()
+}
+
+fn pkce() -> (String, String) {
+    let verifier = format!("v{}", "0123456789abcdefghijklmnopqrstuvwxyz-._~ABCDEFG");
+    let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
+    (verifier, challenge)
+}
+
+fn query(pairs: &[(&str, &str)]) -> String {
+    form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish()
+}
+
+async fn authorize(server: &TestServer, pairs: &[(&str, &str)]) -> Reply {
+    at(server, &format!("/authorize?{}", query(pairs)))
+        .raw(Method::GET, &[], "")
+        .await
+}
+
+fn authorize_params<'a>(client_id: &'a str, challenge: &'a str, resource: &'a str) -> Vec<(&'a str, &'a str)> {
+    vec![
+        ("response_type", "code"),
+        ("client_id", client_id),
+        ("redirect_uri", CALLBACK),
+        ("code_challenge", challenge),
+        ("code_challenge_method", "S256"),
+        ("state", "st-123"),
+        ("resource", resource),
+        ("scope", "openid profile"),
+    ]
+}
+
+/// The value of a hidden form field on a page.
+fn field(html: &str, name: &str) -> String {
+    let marker = format!("name=\"{name}\" value=\"");
+    let start = html
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no field {name} in {html}"))
+        + marker.len();
+    html[start..].split('"').next().unwrap().to_string()
+}
+
+async fn consent(server: &TestServer, fields: &[(&str, &str)]) -> Reply {
+    at(server, "/authorize")
+        .raw(
+            Method::POST,
+            &[("content-type", "application/x-www-form-urlencoded")],
+            query(fields),
+        )
+        .await
+}
+
+/// The query parameters of a redirect's Location.
+fn location(reply: &Reply) -> (String, std::collections::HashMap<String, String>) {
+    assert_eq!(
+        reply.status,
+        StatusCode::SEE_OTHER,
+        "{:?}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    let location = reply.header("location").unwrap();
+    let url = url::Url::parse(&location).unwrap();
+    let base = url[..url::Position::AfterPath].to_string();
+    (
+        base,
+        url.query_pairs()
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect(),
+    )
+}
+
+async fn token(server: &TestServer, pairs: &[(&str, &str)]) -> Reply {
+    at(server, "/token")
+        .raw(
+            Method::POST,
+            &[("content-type", "application/x-www-form-urlencoded")],
+            query(pairs),
+        )
+        .await
+}
+
+/// A whole sign-in: register, authorize, consent with the code, exchange. Answers (client id, tokens).
+async fn sign_in(server: &TestServer, categories: &[&str], facets: Option<&[&str]>) -> (String, Value) {
+    let code = open_sign_in(server).await;
+    let client_id = register_client(server).await;
+    let (verifier, challenge) = pkce();
+    let resource = format!("http://{}/mcp", server.addr);
+    let page = authorize(server, &authorize_params(&client_id, &challenge, &resource)).await;
+    assert_eq!(page.status, StatusCode::OK);
+    let html = String::from_utf8(page.body.to_vec()).unwrap();
+    let (pending, csrf) = (field(&html, "pending"), field(&html, "csrf"));
+    let scope = if facets.is_some() { "facets" } else { "journal" };
+    let mut fields = vec![
+        ("pending", pending.as_str()),
+        ("csrf", csrf.as_str()),
+        ("pairing_code", code.as_str()),
+        ("scope", scope),
+        ("decision", "approve"),
+    ];
+    fields.extend(categories.iter().map(|c| ("category", *c)));
+    let mut reply = consent(server, &fields).await;
+    if let Some(facets) = facets {
+        assert_eq!(reply.status, StatusCode::OK, "stage two");
+        let ids: Vec<String> = facets.iter().map(|n| server.facet_id(n)).collect();
+        let mut fields = vec![
+            ("pending", pending.as_str()),
+            ("csrf", csrf.as_str()),
+            ("decision", "approve"),
+        ];
+        fields.extend(ids.iter().map(|id| ("facet", id.as_str())));
+        reply = consent(server, &fields).await;
+    }
+    let (base, params) = location(&reply);
+    assert_eq!(base, CALLBACK);
+    assert_eq!(params["state"], "st-123");
+    assert_eq!(params["iss"], format!("http://{}", server.addr));
+    let reply = token(
+        server,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &params["code"]),
+            ("redirect_uri", CALLBACK),
+            ("client_id", &client_id),
+            ("code_verifier", &verifier),
+            ("resource", &resource),
+        ],
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{:?}", reply.body);
+    assert_eq!(reply.header("cache-control").as_deref(), Some("no-store"));
+    (client_id, reply.json())
+}
+
+#[tokio::test]
+async fn discovery_documents_name_the_route_the_client_used() {
+    let server = TestServer::start().await;
+    for path in [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+    ] {
+        let reply = at(&server, path).raw(Method::GET, &[], "").await;
+        assert_eq!(reply.status, StatusCode::OK);
+        assert_eq!(reply.header("access-control-allow-origin").as_deref(), Some("*"));
+        let document = reply.json();
+        assert_eq!(document["resource"], format!("http://{}/mcp", server.addr));
+        assert_eq!(
+            document["authorization_servers"],
+            json!([format!("http://{}", server.addr)])
+        );
+    }
+    let localhost = format!("localhost:{}", server.addr.port());
+    for path in [
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/openid-configuration",
+    ] {
+        let document = at(&server, path)
+            .raw(Method::GET, &[("host", &localhost)], "")
+            .await
+            .json();
+        let origin = format!("http://localhost:{}", server.addr.port());
+        assert_eq!(document["issuer"], origin.as_str());
+        assert_eq!(document["token_endpoint"], format!("{origin}/token"));
+        assert_eq!(document["registration_endpoint"], format!("{origin}/register"));
+        assert_eq!(document["revocation_endpoint"], format!("{origin}/revoke"));
+        assert_eq!(document["code_challenge_methods_supported"], json!(["S256"]));
+        assert_eq!(document["token_endpoint_auth_methods_supported"], json!(["none"]));
+        assert_eq!(document["authorization_response_iss_parameter_supported"], true);
+        assert_eq!(
+            document["grant_types_supported"],
+            json!(["authorization_code", "refresh_token"])
+        );
+    }
+    let reply = at(&server, "/.well-known/oauth-authorization-server")
+        .raw(Method::POST, &[], "")
+        .await;
+    assert_eq!(reply.status, StatusCode::METHOD_NOT_ALLOWED);
+    assert!(reply.header("allow").unwrap().contains("GET"));
+    let reply = at(&server, "/token")
+        .raw(
+            Method::OPTIONS,
+            &[
+                ("origin", "http://localhost:6274"),
+                ("access-control-request-method", "POST"),
+            ],
+            "",
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::NO_CONTENT);
+    assert!(reply.header("access-control-allow-methods").unwrap().contains("POST"));
+    let reply = at(&server, "/token").raw(Method::GET, &[], "").await;
+    assert_eq!(reply.status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(reply.header("allow").as_deref(), Some("POST,OPTIONS"));
+}
+
+#[tokio::test]
+async fn sign_in_is_closed_until_a_pairing_code_is_open() {
+    let server = TestServer::start().await;
+    let reply = register(&server, json!({"redirect_uris": [CALLBACK]})).await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN);
+    let page = String::from_utf8(reply.body.to_vec()).unwrap();
+    assert!(page.contains("Nothing is waiting to connect"));
+    for secret in ["Work", "Family", "side-project", "facet", "transcript", "Okafor"] {
+        assert!(!page.contains(secret), "the closed page reveals nothing: {secret}");
+    }
+    let reply = at(&server, "/register")
+        .raw(Method::POST, &[("content-type", "text/plain")], "garbage")
+        .await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN, "refused before anything is parsed");
+    let reply = authorize(&server, &[("client_id", "x")]).await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN);
+
+    open_sign_in(&server).await;
+    register_client(&server).await;
+    store::revoke_codes(&server.journal.db, None).await.unwrap();
+    assert_eq!(
+        register(&server, json!({"redirect_uris": [CALLBACK]})).await.status,
+        StatusCode::FORBIDDEN
+    );
+    sqlx::query("UPDATE pairing_codes SET expires_at = 0")
+        .execute(&server.journal.db)
+        .await
+        .unwrap();
+    open_sign_in(&server).await;
+    sqlx::query("UPDATE pairing_codes SET expires_at = 0")
+        .execute(&server.journal.db)
+        .await
+        .unwrap();
+    assert_eq!(
+        register(&server, json!({"redirect_uris": [CALLBACK]})).await.status,
+        StatusCode::FORBIDDEN,
+        "an expired code closes sign-in"
+    );
+}
+
+#[tokio::test]
+async fn registration_rules_and_quotas() {
+    let server = TestServer::start().await;
+    open_sign_in(&server).await;
+    let body = json!({"client_name": "Claude Code", "redirect_uris": ["http://localhost/callback", "http://127.0.0.1/callback", "https://evil.example/cb"]});
+    let first = register(&server, body.clone()).await;
+    assert_eq!(first.status, StatusCode::CREATED);
+    let record = first.json();
+    assert!(record["client_id"].as_str().unwrap().starts_with("jc_"));
+    assert_eq!(
+        record["redirect_uris"],
+        json!(["http://localhost/callback", "http://127.0.0.1/callback"])
+    );
+    assert_eq!(record["token_endpoint_auth_method"], "none");
+    let again = register(&server, body).await;
+    assert_eq!(again.status, StatusCode::OK, "the same client again");
+    assert_eq!(again.json()["client_id"], record["client_id"]);
+
+    let reply = register(&server, json!({"redirect_uris": ["https://evil.example/cb"]})).await;
+    assert_eq!(
+        (reply.status, reply.json()["error"].clone()),
+        (StatusCode::BAD_REQUEST, json!("invalid_redirect_uri"))
+    );
+    let reply = register(
+        &server,
+        json!({"redirect_uris": [CALLBACK], "token_endpoint_auth_method": "client_secret_post"}),
+    )
+    .await;
+    assert_eq!(reply.json()["error"], "invalid_client_metadata");
+    let reply = at(&server, "/register")
+        .raw(Method::POST, &[("content-type", "application/json")], "{broken")
+        .await;
+    assert_eq!(reply.json()["error"], "invalid_client_metadata");
+    let reply = at(&server, "/register")
+        .raw(
+            Method::POST,
+            &[("content-type", "application/json")],
+            "x".repeat(17_000),
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+
+    for i in 1..16 {
+        let reply = register(
+            &server,
+            json!({"client_name": format!("c{i}"), "redirect_uris": [CALLBACK]}),
+        )
+        .await;
+        assert_eq!(reply.status, StatusCode::CREATED, "{i}");
+    }
+    let reply = register(
+        &server,
+        json!({"client_name": "one too many", "redirect_uris": [CALLBACK]}),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::TOO_MANY_REQUESTS);
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_clients")
+        .fetch_one(&server.journal.db)
+        .await
+        .unwrap();
+    assert_eq!(count, 16, "the refused registration stored nothing");
+}
+
+#[tokio::test]
+async fn the_whole_flow_gives_a_token_with_the_chosen_grant() {
+    let server = TestServer::start().await;
+    let (client_id, tokens) = sign_in(&server, &["transcripts", "entities"], None).await;
+    let access = tokens["access_token"].as_str().unwrap();
+    assert!(access.starts_with("jat_") && tokens["refresh_token"].as_str().unwrap().starts_with("jrt_"));
+    assert_eq!(tokens["token_type"], "Bearer");
+    assert_eq!(tokens["expires_in"], 3600);
+    let client = Client::connected(&server.url(), access).await;
+    let names = client.tool_names().await;
+    assert_eq!(names.len(), 9, "{names:?}");
+    let hits = client.ok("search", json!({"query": "lease"})).await;
+    assert!(!hits["results"].as_array().unwrap().is_empty());
+    let entries = journal::auth::audit::recent(&server.journal.db, 1, Some("Test Agent"))
+        .await
+        .unwrap();
+    assert_eq!(entries[0].tool, "search", "audited under the app's name");
+    let listed = store::list_grants(&server.journal.db).await.unwrap();
+    assert_eq!(listed[0].client_id, client_id);
+    assert_eq!(listed[0].expires_at - listed[0].paired_at, 30 * 24 * 3600);
+
+    store::revoke_client(&server.journal.db, &client_id).await.unwrap();
+    let reply = client.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).await;
+    assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "signed out: refused at once");
+}
+
+#[tokio::test]
+async fn the_consent_page_shows_facet_names_only_after_the_code() {
+    let server = TestServer::start().await;
+    let code = open_sign_in(&server).await;
+    let client_id = register_client(&server).await;
+    let (_, challenge) = pkce();
+    let resource = format!("http://{}/mcp", server.addr);
+    let page = authorize(&server, &authorize_params(&client_id, &challenge, &resource)).await;
+    let csp = page.header("content-security-policy").unwrap();
+    assert!(csp.contains("form-action 'self' http://127.0.0.1:9"), "{csp}");
+    assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert_eq!(page.header("x-frame-options").as_deref(), Some("DENY"));
+    assert_eq!(page.header("cache-control").as_deref(), Some("no-store"));
+    assert_eq!(page.header("referrer-policy").as_deref(), Some("no-referrer"));
+    let html = String::from_utf8(page.body.to_vec()).unwrap();
+    assert!(html.contains("Test Agent wants to connect") && html.contains("127.0.0.1"));
+    for field in [
+        "name=\"pairing_code\"",
+        "name=\"scope\" value=\"journal\"",
+        "name=\"scope\" value=\"facets\"",
+        "name=\"category\" value=\"transcripts\"",
+        "name=\"decision\" value=\"approve\"",
+        "name=\"decision\" value=\"deny\"",
+    ] {
+        assert!(html.contains(field), "{field}");
+    }
+    assert!(
+        !html.contains("Side project") && !html.contains(&server.facet_id("work")),
+        "no facet before the code"
+    );
+
+    let (pending, csrf) = (field(&html, "pending"), field(&html, "csrf"));
+    let reply = consent(
+        &server,
+        &[
+            ("pending", &pending),
+            ("csrf", &csrf),
+            ("pairing_code", &code),
+            ("scope", "facets"),
+            ("category", "transcripts"),
+            ("decision", "approve"),
+        ],
+    )
+    .await;
+    let html = String::from_utf8(reply.body.to_vec()).unwrap();
+    assert!(
+        html.contains("Side project") && html.contains(&server.facet_id("work")),
+        "stage two lists the facets"
+    );
+    let reply = consent(
+        &server,
+        &[("pending", &pending), ("csrf", &csrf), ("decision", "approve")],
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    assert!(String::from_utf8_lossy(&reply.body).contains("Choose at least one facet"));
+}
+
+#[tokio::test]
+async fn a_facet_grant_narrows_the_tools() {
+    let server = TestServer::start().await;
+    let (_, tokens) = sign_in(&server, &["transcripts"], Some(&["work"])).await;
+    let client = Client::connected(&server.url(), tokens["access_token"].as_str().unwrap()).await;
+    let search = client.tool("search").await;
+    assert_eq!(
+        search["inputSchema"]["properties"]["facet"]["enum"],
+        json!([server.facet_id("work")])
+    );
+    assert_eq!(client.tool_names().await.len(), 7);
+}
+
+#[tokio::test]
+async fn deny_and_forged_forms() {
+    let server = TestServer::start().await;
+    let code = open_sign_in(&server).await;
+    let client_id = register_client(&server).await;
+    let (_, challenge) = pkce();
+    let resource = format!("http://{}/mcp", server.addr);
+    let html = String::from_utf8(
+        authorize(&server, &authorize_params(&client_id, &challenge, &resource))
+            .await
+            .body
+            .to_vec(),
+    )
+    .unwrap();
+    let (pending, csrf) = (field(&html, "pending"), field(&html, "csrf"));
+    let forged = consent(
+        &server,
+        &[
+            ("pending", &pending),
+            ("csrf", "forged"),
+            ("pairing_code", &code),
+            ("scope", "journal"),
+            ("decision", "approve"),
+        ],
+    )
+    .await;
+    assert_eq!(forged.status, StatusCode::BAD_REQUEST, "a wrong anti-forgery token");
+    assert!(String::from_utf8_lossy(&forged.body).contains("no longer waiting"));
+    let reply = consent(&server, &[("pending", &pending), ("csrf", &csrf), ("decision", "deny")]).await;
+    let (base, params) = location(&reply);
+    assert_eq!(base, CALLBACK);
+    assert_eq!(params["error"], "access_denied");
+    assert_eq!(params["state"], "st-123");
+    assert!(params.contains_key("iss"));
+    let replay = consent(
+        &server,
+        &[
+            ("pending", &pending),
+            ("csrf", &csrf),
+            ("pairing_code", &code),
+            ("decision", "approve"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        replay.status,
+        StatusCode::BAD_REQUEST,
+        "a decided request cannot be approved later"
+    );
+    assert!(
+        store::code_open(&server.journal.db, "local", unix_now()).await.unwrap(),
+        "denying does not use up the code"
+    );
+}
+
+#[tokio::test]
+async fn wrong_pairing_codes_are_limited() {
+    let server = TestServer::start().await;
+    let code = open_sign_in(&server).await;
+    let client_id = register_client(&server).await;
+    let (_, challenge) = pkce();
+    let resource = format!("http://{}/mcp", server.addr);
+    let start = || async {
+        let html = String::from_utf8(
+            authorize(&server, &authorize_params(&client_id, &challenge, &resource))
+                .await
+                .body
+                .to_vec(),
+        )
+        .unwrap();
+        (field(&html, "pending"), field(&html, "csrf"))
+    };
+    let wrong = if code == "00000000" { "11111111" } else { "00000000" };
+    let (pending, csrf) = start().await;
+    for left in (1..5).rev() {
+        let reply = consent(
+            &server,
+            &[
+                ("pending", &pending),
+                ("csrf", &csrf),
+                ("pairing_code", wrong),
+                ("scope", "journal"),
+                ("decision", "approve"),
+            ],
+        )
+        .await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+        let text = String::from_utf8_lossy(&reply.body).to_string();
+        assert!(text.contains(&format!("{left} tr")), "{left}: {text}");
+    }
+    let reply = consent(
+        &server,
+        &[
+            ("pending", &pending),
+            ("csrf", &csrf),
+            ("pairing_code", wrong),
+            ("decision", "approve"),
+        ],
+    )
+    .await;
+    assert!(String::from_utf8_lossy(&reply.body).contains("Too many wrong codes"));
+    let reply = consent(
+        &server,
+        &[
+            ("pending", &pending),
+            ("csrf", &csrf),
+            ("pairing_code", &code),
+            ("decision", "approve"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        reply.status,
+        StatusCode::BAD_REQUEST,
+        "that authorization is over, even with the right code"
+    );
+    let reply = consent(
+        &server,
+        &[
+            ("pending", "x"),
+            ("csrf", "y"),
+            ("pairing_code", "ILOU-ILOU"),
+            ("decision", "approve"),
+        ],
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+
+    // 20 wrong codes from one address lock the code for everyone.
+    for _ in 0..3 {
+        let (pending, csrf) = start().await;
+        for _ in 0..5 {
+            consent(
+                &server,
+                &[
+                    ("pending", &pending),
+                    ("csrf", &csrf),
+                    ("pairing_code", wrong),
+                    ("decision", "approve"),
+                ],
+            )
+            .await;
+        }
+    }
+    assert!(
+        !store::code_open(&server.journal.db, "local", unix_now()).await.unwrap(),
+        "locked after 20 wrong tries"
+    );
+    assert_eq!(
+        register(&server, json!({"redirect_uris": [CALLBACK]})).await.status,
+        StatusCode::FORBIDDEN
+    );
+}
+
+#[tokio::test]
+async fn bad_authorization_requests() {
+    let server = TestServer::start().await;
+    open_sign_in(&server).await;
+    let client_id = register_client(&server).await;
+    let (_, challenge) = pkce();
+    let resource = format!("http://{}/mcp", server.addr);
+    let base = authorize_params(&client_id, &challenge, &resource);
+    let with = |key: &str, value: Option<&'static str>| -> Vec<(String, String)> {
+        let mut pairs: Vec<(String, String)> = base
+            .iter()
+            .filter(|(k, _)| *k != key)
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        if let Some(value) = value {
+            pairs.push((key.to_string(), value.to_string()));
+        }
+        pairs
+    };
+    let send = |pairs: Vec<(String, String)>| {
+        let server = &server;
+        async move {
+            let refs: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            authorize(server, &refs).await
+        }
+    };
+    // Never redirected: unknown client, unregistered callback (open redirect attempts).
+    for pairs in [
+        with("client_id", Some("jc_unknown")),
+        with("client_id", None),
+        with("redirect_uri", Some("https://evil.example/cb")),
+        with("redirect_uri", Some("http://127.0.0.1:9/other")),
+    ] {
+        let reply = send(pairs).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+        assert!(reply.header("location").is_none());
+        assert!(String::from_utf8_lossy(&reply.body).contains("not valid"));
+    }
+    // Redirected back with an error, the state and the issuer.
+    for (pairs, error) in [
+        (with("response_type", Some("token")), "unsupported_response_type"),
+        (with("code_challenge", None), "invalid_request"),
+        (with("code_challenge_method", Some("plain")), "invalid_request"),
+        (with("code_challenge_method", None), "invalid_request"),
+        (with("code_challenge", Some("too-short")), "invalid_request"),
+        (with("resource", Some("https://evil.example/mcp")), "invalid_target"),
+        (with("resource", Some("http://127.0.0.1:1/mcp")), "invalid_target"),
+    ] {
+        let (_, params) = location(&send(pairs).await);
+        assert_eq!(params["error"], error);
+        assert_eq!(params["state"], "st-123");
+        assert_eq!(params["iss"], format!("http://{}", server.addr));
+    }
+    let mut twice = with("state", Some("a"));
+    twice.push(("state".into(), "b".into()));
+    assert_eq!(
+        location(&send(twice).await).1["error"],
+        "invalid_request",
+        "a repeated parameter"
+    );
+    let reply = send(with("resource", None)).await;
+    assert_eq!(reply.status, StatusCode::OK, "no resource: this route's endpoint");
+}
+
+#[tokio::test]
+async fn code_exchange_refusals() {
+    let server = TestServer::start().await;
+    let code = open_sign_in(&server).await;
+    let client_id = register_client(&server).await;
+    let (verifier, challenge) = pkce();
+    let resource = format!("http://{}/mcp", server.addr);
+    let html = String::from_utf8(
+        authorize(&server, &authorize_params(&client_id, &challenge, &resource))
+            .await
+            .body
+            .to_vec(),
+    )
+    .unwrap();
+    let reply = consent(
+        &server,
+        &[
+            ("pending", &field(&html, "pending")),
+            ("csrf", &field(&html, "csrf")),
+            ("pairing_code", &code),
+            ("scope", "journal"),
+            ("category", "transcripts"),
+            ("decision", "approve"),
+        ],
+    )
+    .await;
+    let (_, params) = location(&reply);
+    let auth_code = params["code"].clone();
+    let exchange = |code: &str, client: &str, redirect: &str, verifier: &str| {
+        let pairs: [(String, String); 5] = [
+            ("grant_type".to_string(), "authorization_code".to_string()),
+            ("code".into(), code.into()),
+            ("client_id".into(), client.into()),
+            ("redirect_uri".into(), redirect.into()),
+            ("code_verifier".into(), verifier.into()),
+        ];
+        let server = &server;
+        async move {
+            let refs: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            token(server, &refs).await
+        }
+    };
+    let reply = exchange(&auth_code, "jc_nobody", CALLBACK, &verifier).await;
+    assert_eq!(
+        (reply.status, reply.json()["error"].clone()),
+        (StatusCode::UNAUTHORIZED, json!("invalid_client"))
+    );
+    let reply = token(&server, &[("grant_type", "password"), ("client_id", &client_id)]).await;
+    assert_eq!(reply.json()["error"], "unsupported_grant_type");
+    let reply = token(
+        &server,
+        &[
+            ("grant_type", "authorization_code"),
+            ("client_id", &client_id),
+            ("code", &auth_code),
+            ("redirect_uri", CALLBACK),
+            ("code_verifier", &verifier),
+            ("resource", "https://evil.example/mcp"),
+        ],
+    )
+    .await;
+    assert_eq!(reply.json()["error"], "invalid_target");
+    let reply = at(&server, "/token")
+        .raw(Method::POST, &[("content-type", "application/json")], "{}")
+        .await;
+    assert_eq!(reply.json()["error"], "invalid_request");
+    assert_eq!(reply.header("pragma").as_deref(), Some("no-cache"));
+
+    // A wrong verifier spends the code (it is single use whatever happens).
+    let wrong = format!("{}x", &verifier[..verifier.len() - 1]);
+    let reply = exchange(&auth_code, &client_id, CALLBACK, &wrong).await;
+    assert_eq!(reply.json()["error"], "invalid_grant");
+    let reply = exchange(&auth_code, &client_id, CALLBACK, &verifier).await;
+    assert_eq!(reply.json()["error"], "invalid_grant", "a code is good once");
+    let grants: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_grants")
+        .fetch_one(&server.journal.db)
+        .await
+        .unwrap();
+    assert_eq!(grants, 0, "a reused code revokes what it issued");
+}
+
+#[tokio::test]
+async fn a_reused_code_revokes_the_tokens_it_issued() {
+    let server = TestServer::start().await;
+    let code = open_sign_in(&server).await;
+    let client_id = register_client(&server).await;
+    let (verifier, challenge) = pkce();
+    let resource = format!("http://{}/mcp", server.addr);
+    let html = String::from_utf8(
+        authorize(&server, &authorize_params(&client_id, &challenge, &resource))
+            .await
+            .body
+            .to_vec(),
+    )
+    .unwrap();
+    let reply = consent(
+        &server,
+        &[
+            ("pending", &field(&html, "pending")),
+            ("csrf", &field(&html, "csrf")),
+            ("pairing_code", &code),
+            ("scope", "journal"),
+            ("decision", "approve"),
+        ],
+    )
+    .await;
+    let auth_code = location(&reply).1["code"].clone();
+    let pairs = [
+        ("grant_type", "authorization_code"),
+        ("code", auth_code.as_str()),
+        ("client_id", client_id.as_str()),
+        ("redirect_uri", "http://127.0.0.1:4444/callback"),
+        ("code_verifier", verifier.as_str()),
+    ];
+    let reply = token(&server, &pairs).await;
+    assert_eq!(
+        reply.json()["error"],
+        "invalid_grant",
+        "the redirect URI must be identical to the authorization request's"
+    );
+    let _ = reply;
+    // Start over: a fresh code, exchanged, then presented again.
+    let code = open_sign_in(&server).await;
+    let html = String::from_utf8(
+        authorize(&server, &authorize_params(&client_id, &challenge, &resource))
+            .await
+            .body
+            .to_vec(),
+    )
+    .unwrap();
+    let reply = consent(
+        &server,
+        &[
+            ("pending", &field(&html, "pending")),
+            ("csrf", &field(&html, "csrf")),
+            ("pairing_code", &code),
+            ("scope", "journal"),
+            ("decision", "approve"),
+        ],
+    )
+    .await;
+    let auth_code = location(&reply).1["code"].clone();
+    let pairs = [
+        ("grant_type", "authorization_code"),
+        ("code", auth_code.as_str()),
+        ("client_id", client_id.as_str()),
+        ("redirect_uri", CALLBACK),
+        ("code_verifier", verifier.as_str()),
+    ];
+    let tokens = token(&server, &pairs).await.json();
+    let access = tokens["access_token"].as_str().unwrap();
+    let client = Client::connected(&server.url(), access).await;
+    assert_eq!(token(&server, &pairs).await.json()["error"], "invalid_grant");
+    assert_eq!(
+        client
+            .post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+            .await
+            .status,
+        StatusCode::UNAUTHORIZED
+    );
+}
+
+#[tokio::test]
+async fn refresh_tokens_rotate_and_their_reuse_revokes_the_grant() {
+    let server = TestServer::start().await;
+    let (client_id, first) = sign_in(&server, &["transcripts"], None).await;
+    let refresh = |token: String| {
+        let server = &server;
+        let client_id = client_id.clone();
+        async move {
+            self::token(
+                server,
+                &[
+                    ("grant_type", "refresh_token"),
+                    ("refresh_token", &token),
+                    ("client_id", &client_id),
+                ],
+            )
+            .await
+        }
+    };
+    let r0 = first["refresh_token"].as_str().unwrap().to_string();
+    let second = refresh(r0.clone()).await;
+    assert_eq!(second.status, StatusCode::OK);
+    let second = second.json();
+    assert_ne!(second["refresh_token"], first["refresh_token"]);
+    assert_ne!(second["access_token"], first["access_token"]);
+    let retry = refresh(r0.clone()).await.json();
+    assert_eq!(retry, second, "the previous token within 30 s answers the same pair");
+    let r1 = second["refresh_token"].as_str().unwrap().to_string();
+    let third = refresh(r1).await.json();
+    assert!(third["access_token"].as_str().unwrap().starts_with("jat_"));
+    let client = Client::connected(&server.url(), third["access_token"].as_str().unwrap()).await;
+
+    let reply = refresh(r0).await;
+    assert_eq!(reply.json()["error"], "invalid_grant", "an older rotated-out token");
+    assert_eq!(
+        client
+            .post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+            .await
+            .status,
+        StatusCode::UNAUTHORIZED,
+        "the grant is revoked"
+    );
+    let reply = refresh(third["refresh_token"].as_str().unwrap().to_string()).await;
+    assert_eq!(reply.json()["error"], "invalid_grant");
+}
+
+#[tokio::test]
+async fn grants_end_thirty_days_after_pairing_and_access_tokens_after_an_hour() {
+    let server = TestServer::start().await;
+    let (client_id, tokens) = sign_in(&server, &["transcripts"], None).await;
+    let access = tokens["access_token"].as_str().unwrap();
+    let client = Client::connected(&server.url(), access).await;
+    sqlx::query("UPDATE oauth_tokens SET expires_at = 0 WHERE kind = 'access'")
+        .execute(&server.journal.db)
+        .await
+        .unwrap();
+    assert_eq!(
+        client
+            .post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+            .await
+            .status,
+        StatusCode::UNAUTHORIZED,
+        "an expired access token"
+    );
+    let reply = token(
+        &server,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", tokens["refresh_token"].as_str().unwrap()),
+            ("client_id", &client_id),
+        ],
+    )
+    .await;
+    let renewed = reply.json();
+    assert!(renewed["access_token"].is_string(), "{renewed}");
+    sqlx::query("UPDATE oauth_grants SET expires_at = 1")
+        .execute(&server.journal.db)
+        .await
+        .unwrap();
+    let reply = token(
+        &server,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", renewed["refresh_token"].as_str().unwrap()),
+            ("client_id", &client_id),
+        ],
+    )
+    .await;
+    assert_eq!(reply.json()["error"], "invalid_grant");
+    assert!(
+        reply.json()["error_description"]
+            .as_str()
+            .unwrap()
+            .contains("pair again")
+    );
+    let client = Client::new(&server.url(), Some(renewed["access_token"].as_str().unwrap()));
+    let reply = client
+        .post(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}))
+        .await;
+    assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "an ended grant's access token");
+}
+
+#[tokio::test]
+async fn revocation_endpoint() {
+    let server = TestServer::start().await;
+    let (client_id, tokens) = sign_in(&server, &["transcripts"], None).await;
+    let revoke = |token: &str| {
+        let body = query(&[("token", token), ("client_id", &client_id)]);
+        let client = at(&server, "/revoke");
+        async move {
+            client
+                .raw(
+                    Method::POST,
+                    &[("content-type", "application/x-www-form-urlencoded")],
+                    body,
+                )
+                .await
+        }
+    };
+    assert_eq!(
+        revoke("jat_unknown").await.status,
+        StatusCode::OK,
+        "unknown tokens are not an error"
+    );
+    let access = tokens["access_token"].as_str().unwrap();
+    let client = Client::connected(&server.url(), access).await;
+    assert_eq!(revoke(access).await.status, StatusCode::OK);
+    assert_eq!(
+        client
+            .post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+            .await
+            .status,
+        StatusCode::UNAUTHORIZED
+    );
+    let reply = token(
+        &server,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", tokens["refresh_token"].as_str().unwrap()),
+            ("client_id", &client_id),
+        ],
+    )
+    .await;
+    let renewed = reply.json();
+    assert!(
+        renewed["access_token"].is_string(),
+        "revoking an access token leaves the grant"
+    );
+    assert_eq!(
+        revoke(renewed["refresh_token"].as_str().unwrap()).await.status,
+        StatusCode::OK
+    );
+    let grants: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_grants")
+        .fetch_one(&server.journal.db)
+        .await
+        .unwrap();
+    assert_eq!(grants, 0, "revoking a refresh token ends the grant");
+    let reply = at(&server, "/revoke")
+        .raw(
+            Method::POST,
+            &[("content-type", "application/x-www-form-urlencoded")],
+            "",
+        )
+        .await;
+    assert_eq!(reply.json()["error"], "invalid_request");
+}
+
+#[tokio::test]
+async fn the_cli_lists_narrows_and_signs_out_apps() {
+    let server = TestServer::start().await;
+    let (client_id, tokens) = sign_in(&server, &["transcripts", "entities"], None).await;
+    let client = Client::connected(&server.url(), tokens["access_token"].as_str().unwrap()).await;
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_journal"))
+            .arg("--journal")
+            .arg(server.root())
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (status, listed, _) = run(&["mcp", "oauth", "list"]);
+    assert_eq!(status, Some(0));
+    assert!(
+        listed.contains(&client_id) && listed.contains("Test Agent") && listed.contains("transcripts, entities"),
+        "{listed}"
+    );
+    let (status, out, _) = run(&[
+        "mcp",
+        "permission",
+        "set",
+        "--client",
+        &client_id,
+        "--category",
+        "entities",
+    ]);
+    assert_eq!(status, Some(0), "{out}");
+    assert_eq!(client.tool_names().await.len(), 7, "narrowed at once");
+    let (status, _, error) = run(&["mcp", "permission", "show", "--client", "jc_nobody"]);
+    assert_eq!(status, Some(1));
+    assert!(error.contains("no signed-in app"), "{error}");
+    let (status, out, _) = run(&["mcp", "oauth", "revoke", "--client-id", &client_id]);
+    assert_eq!(status, Some(0), "{out}");
+    assert_eq!(
+        client
+            .post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+            .await
+            .status,
+        StatusCode::UNAUTHORIZED
+    );
+    let (status, _, error) = run(&["mcp", "oauth", "revoke", "--client-id", &client_id]);
+    assert_eq!(status, Some(1));
+    assert!(error.contains("no client"), "{error}");
+    let (status, out, _) = run(&["mcp", "pairing", "generate"]);
+    assert_eq!(status, Some(0));
+    let code = out.lines().last().unwrap();
+    assert!(code.len() == 9 && code.as_bytes()[4] == b'-', "{code}");
+    let (_, out, _) = run(&["mcp", "pairing", "revoke"]);
+    assert!(out.contains("closed"), "{out}");
+}
