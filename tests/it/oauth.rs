@@ -374,7 +374,7 @@ async fn the_consent_page_shows_facet_names_only_after_the_code() {
     assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
     assert_eq!(page.header("x-frame-options").as_deref(), Some("DENY"));
     assert_eq!(page.header("cache-control").as_deref(), Some("no-store"));
-    assert_eq!(page.header("referrer-policy").as_deref(), Some("no-referrer"));
+    assert_eq!(page.header("referrer-policy").as_deref(), Some("same-origin"));
     let html = String::from_utf8(page.body.to_vec()).unwrap();
     assert!(html.contains("Test Agent wants to connect") && html.contains("127.0.0.1"));
     for field in [
