@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::journal::Journal;
 use crate::mcp::session::Sessions;
+use crate::oauth::client_metadata::Fetcher;
 use crate::oauth::store::RetryCache;
 
 /// Shared by all routes and requests.
@@ -13,14 +14,17 @@ pub struct AppState {
     pub sessions: Arc<Sessions>,
     /// Token pairs recently issued by refresh rotation, for a client's retry (memory only).
     pub refresh_retries: Arc<RetryCache>,
+    /// Fetches client metadata documents (guarded against requests into the owner's network).
+    pub fetcher: Arc<dyn Fetcher>,
 }
 
 impl AppState {
-    pub fn new(journal: Arc<Journal>, sessions: Sessions) -> AppState {
+    pub fn new(journal: Arc<Journal>, sessions: Sessions, fetcher: Arc<dyn Fetcher>) -> AppState {
         AppState {
             journal,
             sessions: Arc::new(sessions),
             refresh_retries: Arc::new(RetryCache::default()),
+            fetcher,
         }
     }
 }

@@ -18,6 +18,7 @@ use tokio::sync::watch;
 use crate::app::AppState;
 use crate::journal::Journal;
 use crate::mcp::session::{Limits, Sessions};
+use crate::oauth::client_metadata::{Fetcher, HttpsFetcher};
 use crate::routes;
 
 /// How often the catalog looks for files added or edited by hand.
@@ -60,20 +61,34 @@ impl Running {
     }
 }
 
-/// Binds the local route and serves it until `stop`.
-pub async fn start(journal: Arc<Journal>, local_addr: SocketAddr) -> std::io::Result<Running> {
-    start_with(journal, local_addr, ConnectionLimits::default()).await
+/// What a server is started with beyond its journal and address.
+#[derive(Clone)]
+pub struct Options {
+    pub limits: ConnectionLimits,
+    /// Fetches client metadata documents; tests put a fixture here, the guard is the real one's.
+    pub fetcher: Arc<dyn Fetcher>,
 }
 
-/// `start` with explicit connection limits (tests use short deadlines).
-pub async fn start_with(
-    journal: Arc<Journal>,
-    local_addr: SocketAddr,
-    limits: ConnectionLimits,
-) -> std::io::Result<Running> {
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            limits: ConnectionLimits::default(),
+            fetcher: Arc::new(HttpsFetcher::new()),
+        }
+    }
+}
+
+/// Binds the local route and serves it until `stop`.
+pub async fn start(journal: Arc<Journal>, local_addr: SocketAddr) -> std::io::Result<Running> {
+    start_with(journal, local_addr, Options::default()).await
+}
+
+/// `start` with explicit options (tests use short deadlines and a fixture fetcher).
+pub async fn start_with(journal: Arc<Journal>, local_addr: SocketAddr, options: Options) -> std::io::Result<Running> {
+    let limits = options.limits;
     let listener = TcpListener::bind(local_addr).await?;
     let local_addr = listener.local_addr()?;
-    let state = AppState::new(journal, Sessions::new(Limits::default()));
+    let state = AppState::new(journal, Sessions::new(Limits::default()), options.fetcher);
     let router = routes::local::router(state.clone(), local_addr.port());
     let (shutdown, signal) = watch::channel(false);
     spawn_upkeep(state, shutdown.subscribe());

@@ -19,7 +19,7 @@ use url::Url;
 use super::form::{self, Params};
 use super::pages::{self, ConsentPage, FacetChoice};
 use super::store::{self, CodeRefusal, Pending};
-use super::{OAuthError, pkce, redirect, resource};
+use super::{OAuthError, client_metadata, pkce, redirect, resource};
 use crate::app::AppState;
 use crate::auth::Category;
 use crate::journal::day::unix_now;
@@ -48,10 +48,19 @@ pub async fn start(
         Ok(id) => id,
         Err(e) => return broken_link(&e.description),
     };
-    let client = match store::client(db, client_id).await {
+    // An https client_id names a metadata document; anything else must have registered.
+    let found = if client_id.starts_with("https://") {
+        client_metadata::resolve(db, state.fetcher.as_ref(), client_id, now)
+            .await
+            .map(Some)
+    } else {
+        store::client(db, client_id).await
+    };
+    let client = match found {
         Ok(Some(client)) => client,
         Ok(None) => return broken_link("the app asking to connect is not registered here; start again from the app"),
-        Err(e) => return e.into_response(),
+        Err(e) if e.code == "server_error" => return e.into_response(),
+        Err(e) => return broken_link(&e.description),
     };
     let redirect_uri = match params.one("redirect_uri") {
         Ok(Some(uri)) if client.redirect_uris.iter().any(|r| redirect::matches(r, uri)) => uri.to_string(),

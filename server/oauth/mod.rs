@@ -10,6 +10,7 @@
 //! checks are the same mechanism for both.
 
 pub mod authorize;
+pub mod client_metadata;
 pub mod discovery;
 pub mod error;
 pub mod form;

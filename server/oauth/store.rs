@@ -170,10 +170,10 @@ pub async fn register_client(
     {
         return Ok(Some((client, false)));
     }
-    let total: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_clients")
+    let total: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_clients WHERE kind = 'registered'")
         .fetch_one(pool)
         .await?;
-    let mine: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_clients WHERE source = ?")
+    let mine: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_clients WHERE source = ? AND kind = 'registered'")
         .bind(source)
         .fetch_one(pool)
         .await?;
@@ -210,6 +210,49 @@ async fn prune_clients(pool: &Pool, now: i64) -> Result<(), OAuthError> {
     .execute(pool)
     .await?;
     Ok(())
+}
+
+/// A metadata-document client from the cache, while its document is fresh.
+pub async fn cached_metadata_client(pool: &Pool, client_id: &str, now: i64) -> Result<Option<Client>, OAuthError> {
+    let fresh: Option<i64> = sqlx::query_scalar(
+        "SELECT 1 FROM oauth_clients WHERE client_id = ? AND kind = 'metadata' AND refresh_after > ?",
+    )
+    .bind(client_id)
+    .bind(now)
+    .fetch_optional(pool)
+    .await?;
+    if fresh.is_none() {
+        return Ok(None);
+    }
+    client(pool, client_id).await
+}
+
+/// Caches a fetched metadata document's client until `refresh_after`.
+pub async fn save_metadata_client(
+    pool: &Pool,
+    client_id: &str,
+    client_name: &str,
+    redirect_uris: &[String],
+    now: i64,
+    refresh_after: i64,
+) -> Result<Client, OAuthError> {
+    let uris = serde_json::to_string(redirect_uris).map_err(|e| OAuthError::server(e.to_string()))?;
+    sqlx::query(
+        "INSERT INTO oauth_clients (client_id, client_name, redirect_uris, source, created_at, kind, refresh_after)
+         VALUES (?, ?, ?, 'metadata document', ?, 'metadata', ?)
+         ON CONFLICT (client_id) DO UPDATE SET client_name = excluded.client_name, redirect_uris = excluded.redirect_uris,
+           refresh_after = excluded.refresh_after",
+    )
+    .bind(client_id)
+    .bind(client_name)
+    .bind(&uris)
+    .bind(now)
+    .bind(refresh_after)
+    .execute(pool)
+    .await?;
+    client(pool, client_id)
+        .await?
+        .ok_or_else(|| OAuthError::server("the client vanished while it was saved"))
 }
 
 /// A registered client by id.

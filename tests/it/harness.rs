@@ -45,22 +45,22 @@ impl TestServer {
     }
 
     pub async fn start_in(dir: tempfile::TempDir) -> TestServer {
-        TestServer::start_in_with(dir, server::ConnectionLimits::default()).await
+        TestServer::start_in_with(dir, server::Options::default()).await
     }
 
-    /// A demo server with these connection limits.
-    pub async fn start_limited(limits: server::ConnectionLimits) -> TestServer {
+    /// A demo server with these options (connection limits, a fixture fetcher).
+    pub async fn start_with(options: server::Options) -> TestServer {
         let server = TestServer::start().await;
         let dir = server.dir;
         let mut running = server.running;
         running.take().unwrap().stop().await.unwrap();
         drop(server.journal);
-        TestServer::start_in_with(dir, limits).await
+        TestServer::start_in_with(dir, options).await
     }
 
-    async fn start_in_with(dir: tempfile::TempDir, limits: server::ConnectionLimits) -> TestServer {
+    async fn start_in_with(dir: tempfile::TempDir, options: server::Options) -> TestServer {
         let journal = Journal::open(dir.path()).await.unwrap();
-        let running = server::start_with(journal.clone(), "127.0.0.1:0".parse().unwrap(), limits)
+        let running = server::start_with(journal.clone(), "127.0.0.1:0".parse().unwrap(), options)
             .await
             .unwrap();
         TestServer {

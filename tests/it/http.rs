@@ -227,7 +227,11 @@ async fn oversized_and_slow_request_heads_are_cut_off() {
         head_deadline: Duration::from_millis(500),
         ..Default::default()
     };
-    let server = TestServer::start_limited(limits).await;
+    let options = journal::server::Options {
+        limits,
+        ..Default::default()
+    };
+    let server = TestServer::start_with(options).await;
 
     let mut stream = TcpStream::connect(server.addr).await.unwrap();
     let huge = format!(

@@ -1036,3 +1036,116 @@ async fn the_cli_lists_narrows_and_signs_out_apps() {
     let (_, out, _) = run(&["mcp", "pairing", "revoke"]);
     assert!(out.contains("closed"), "{out}");
 }
+
+/// A stand-in for the web: serves fixed metadata documents and counts the fetches. The guard in front
+/// of it (`client_metadata::check_url`) is the real one.
+struct Documents {
+    served: std::collections::HashMap<String, String>,
+    fetches: std::sync::atomic::AtomicUsize,
+}
+
+impl journal::oauth::client_metadata::Fetcher for Documents {
+    fn fetch<'a>(
+        &'a self,
+        url: &'a url::Url,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<journal::oauth::client_metadata::Fetched, String>> + Send + 'a>,
+    > {
+        self.fetches.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let found = self.served.get(url.as_str()).cloned();
+        Box::pin(async move {
+            let body = found.ok_or_else(|| "it answered 404 Not Found".to_string())?;
+            Ok(journal::oauth::client_metadata::Fetched {
+                body: body.into_bytes(),
+                max_age: Some(600),
+            })
+        })
+    }
+}
+
+#[tokio::test]
+async fn clients_identified_by_a_metadata_document() {
+    let hosted = "https://agent.example/oauth/client.json";
+    let liar = "https://liar.example/client.json";
+    let mut served = std::collections::HashMap::new();
+    served.insert(
+        hosted.to_string(),
+        json!({"client_id": hosted, "client_name": "Hosted Agent", "redirect_uris": [CALLBACK]}).to_string(),
+    );
+    served.insert(
+        liar.to_string(),
+        json!({"client_id": "https://someone-else.example/c", "redirect_uris": [CALLBACK]}).to_string(),
+    );
+    let documents = std::sync::Arc::new(Documents {
+        served,
+        fetches: Default::default(),
+    });
+    let server = TestServer::start_with(journal::server::Options {
+        fetcher: documents.clone(),
+        ..Default::default()
+    })
+    .await;
+    let metadata = at(&server, "/.well-known/oauth-authorization-server")
+        .raw(Method::GET, &[], "")
+        .await
+        .json();
+    assert_eq!(metadata["client_id_metadata_document_supported"], true);
+
+    let code = open_sign_in(&server).await;
+    let (verifier, challenge) = pkce();
+    let resource = format!("http://{}/mcp", server.addr);
+    let page = authorize(&server, &authorize_params(hosted, &challenge, &resource)).await;
+    let html = String::from_utf8(page.body.to_vec()).unwrap();
+    assert!(html.contains("Hosted Agent wants to connect"), "{html}");
+    authorize(&server, &authorize_params(hosted, &challenge, &resource)).await;
+    assert_eq!(
+        documents.fetches.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "cached for its lifetime"
+    );
+    let reply = consent(
+        &server,
+        &[
+            ("pending", &field(&html, "pending")),
+            ("csrf", &field(&html, "csrf")),
+            ("pairing_code", &code),
+            ("scope", "journal"),
+            ("category", "entities"),
+            ("decision", "approve"),
+        ],
+    )
+    .await;
+    let auth_code = location(&reply).1["code"].clone();
+    let tokens = token(
+        &server,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &auth_code),
+            ("client_id", hosted),
+            ("redirect_uri", CALLBACK),
+            ("code_verifier", &verifier),
+        ],
+    )
+    .await;
+    assert_eq!(tokens.status, StatusCode::OK, "{:?}", tokens.body);
+
+    open_sign_in(&server).await;
+    for (client_id, why) in [
+        (liar, "differs from its URL"),
+        ("https://missing.example/client.json", "could not be fetched"),
+        ("https://127.0.0.1/client.json", "private address"),
+        ("https://localhost/client.json", "this computer"),
+        ("https://169.254.169.254/latest/meta-data", "private address"),
+    ] {
+        let before = documents.fetches.load(std::sync::atomic::Ordering::SeqCst);
+        let page = authorize(&server, &authorize_params(client_id, &challenge, &resource)).await;
+        assert_eq!(page.status, StatusCode::BAD_REQUEST, "{client_id}");
+        assert!(page.header("location").is_none());
+        let text = String::from_utf8_lossy(&page.body).to_string();
+        assert!(text.contains(why), "{client_id}: {text}");
+        let after = documents.fetches.load(std::sync::atomic::Ordering::SeqCst);
+        if why.contains("private") || why.contains("computer") {
+            assert_eq!(before, after, "the guard refuses before anything is fetched");
+        }
+    }
+}
