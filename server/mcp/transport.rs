@@ -178,29 +178,19 @@ fn resume(state: &AppState, headers: &HeaderMap, connection: Connection) -> Resu
         .sessions
         .touch(&id, &connection.id)
         .map_err(|e: SessionError| http_error(StatusCode::NOT_FOUND, INVALID_REQUEST, e.to_string()))?;
+    // Only an unsupported version is refused. A supported one other than the negotiated one is not
+    // an error (the specification refuses only invalid or unsupported versions, and the conformance
+    // suite sends 2025-03-26 in any session); the session keeps answering in its negotiated version.
     if let Some(sent) = headers.get(VERSION_HEADER) {
         let sent = sent.to_str().unwrap_or("");
-        match Version::parse(sent) {
-            None => {
-                return Err(http_error(
-                    StatusCode::BAD_REQUEST,
-                    INVALID_REQUEST,
-                    format!(
-                        "unsupported MCP-Protocol-Version \"{sent}\"; this server speaks 2025-03-26, 2025-06-18 and 2025-11-25"
-                    ),
-                ));
-            }
-            Some(v) if v != session.version => {
-                return Err(http_error(
-                    StatusCode::BAD_REQUEST,
-                    INVALID_REQUEST,
-                    format!(
-                        "MCP-Protocol-Version {sent} differs from this session's {}",
-                        session.version.as_str()
-                    ),
-                ));
-            }
-            Some(_) => {}
+        if Version::parse(sent).is_none() {
+            return Err(http_error(
+                StatusCode::BAD_REQUEST,
+                INVALID_REQUEST,
+                format!(
+                    "unsupported MCP-Protocol-Version \"{sent}\"; this server speaks 2025-03-26, 2025-06-18 and 2025-11-25"
+                ),
+            ));
         }
     }
     Ok(Caller {
