@@ -6,6 +6,15 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::Args;
 
+/// Prints a line to stdout, ignoring a closed stdout: a server must not die because whoever started
+/// it stopped reading (a pipe into `head`, a supervisor that closed the stream).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 use super::content::write_demo;
 use crate::auth::{Category, connections};
 use crate::config;
@@ -38,7 +47,7 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
             seed: 7,
             end: Day::today(),
         };
-        println!("{}", write_demo(&dir, &options).await?);
+        say!("{}", write_demo(&dir, &options).await?);
         Journal::open(&dir).await?
     } else {
         super::open(&dir).await?
@@ -47,7 +56,7 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
         format!("could not listen on {addr} (is another journal already serving there? pick another with --local-addr)")
     })?;
     let url = format!("http://{}/mcp", running.local_addr);
-    println!("serving {} at {url}", journal.root().display());
+    say!("serving {} at {url}", journal.root().display());
     if args.demo {
         let (connection, key) = connections::create_key(&journal.db, "demo").await?;
         connections::set_grant(
@@ -59,9 +68,9 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
         .await?;
         print_demo_help(&url, &key, journal.root());
     }
-    println!("press Ctrl-C to stop");
+    say!("press Ctrl-C to stop");
     shutdown_signal().await;
-    println!("stopping");
+    say!("stopping");
     running.stop().await.context("the server did not stop cleanly")?;
     if args.demo {
         drop(journal);
@@ -79,26 +88,26 @@ fn demo_dir() -> anyhow::Result<PathBuf> {
 }
 
 fn print_demo_help(url: &str, key: &str, root: &Path) {
-    println!();
-    println!("A key named \"demo\" can read the whole sample journal:");
-    println!("  export JOURNAL_KEY={key}");
-    println!();
-    println!("Connect an agent:");
-    println!(
+    say!();
+    say!("A key named \"demo\" can read the whole sample journal:");
+    say!("  export JOURNAL_KEY={key}");
+    say!();
+    say!("Connect an agent:");
+    say!(
         "  Claude Code:  claude mcp add --transport http journal {url} --header \"Authorization: Bearer $JOURNAL_KEY\""
     );
-    println!("  Codex:        codex mcp add journal --url {url} --bearer-token-env-var JOURNAL_KEY");
-    println!(
+    say!("  Codex:        codex mcp add journal --url {url} --bearer-token-env-var JOURNAL_KEY");
+    say!(
         "  Gemini CLI:   gemini mcp add --transport http journal {url} --header \"Authorization: Bearer $JOURNAL_KEY\""
     );
-    println!(
+    say!(
         "  curl:         curl -si {url} -H \"Authorization: Bearer $JOURNAL_KEY\" -H 'Content-Type: application/json' \\"
     );
-    println!(
+    say!(
         "                  -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"curl\",\"version\":\"1\"}}}}}}'"
     );
-    println!();
-    println!(
+    say!();
+    say!(
         "Manage it with --journal {} (journal mcp token list, journal mcp activity, ...); it is removed when the server stops.",
         root.display()
     );

@@ -395,3 +395,28 @@ fn io_errors_name_the_file_once() {
     assert_eq!(error.matches("No such file").count(), 1, "{error}");
     assert!(error.contains("/nonexistent/nosuch.txt"), "{error}");
 }
+
+#[test]
+fn a_server_whose_stdout_is_closed_keeps_serving_and_stops_cleanly() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    ok(dir.path(), &["init"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_journal"))
+        .arg("--journal")
+        .arg(dir.path())
+        .args(["serve", "--local-addr", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.contains("at http://127.0.0.1:"), "{first}");
+    drop(lines);
+    // The server prints a line when it stops: with nobody reading, that write fails, and must not panic.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let pid = child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "a clean stop");
+}

@@ -4,6 +4,7 @@
 mod harness;
 
 mod cli;
+mod crash;
 mod grants;
 mod http;
 mod oauth;
