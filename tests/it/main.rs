@@ -8,6 +8,7 @@ mod crash;
 mod grants;
 mod http;
 mod oauth;
+mod properties;
 mod sessions;
 mod store;
 mod tools;
