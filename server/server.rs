@@ -17,12 +17,15 @@ use tokio::sync::watch;
 
 use crate::app::AppState;
 use crate::journal::Journal;
+use crate::journal::catalog::Depth;
 use crate::mcp::session::{Limits, Sessions};
 use crate::oauth::client_metadata::{Fetcher, HttpsFetcher};
 use crate::routes;
 
 /// How often the catalog looks for files added or edited by hand.
 pub const SYNC_INTERVAL: Duration = Duration::from_secs(2);
+/// Every how many syncs one checks every file (15 × 2 s: half a minute).
+pub const FULL_SYNC_EVERY: u64 = 15;
 
 /// Limits on what one connection may send.
 #[derive(Debug, Clone, Copy)]
@@ -67,6 +70,8 @@ pub struct Options {
     pub limits: ConnectionLimits,
     /// Fetches client metadata documents; tests put a fixture here, the guard is the real one's.
     pub fetcher: Arc<dyn Fetcher>,
+    /// Every how many periodic syncs one checks every file, for edits made in place.
+    pub full_sync_every: u64,
 }
 
 impl Default for Options {
@@ -74,6 +79,7 @@ impl Default for Options {
         Options {
             limits: ConnectionLimits::default(),
             fetcher: Arc::new(HttpsFetcher::new()),
+            full_sync_every: FULL_SYNC_EVERY,
         }
     }
 }
@@ -91,7 +97,7 @@ pub async fn start_with(journal: Arc<Journal>, local_addr: SocketAddr, options: 
     let state = AppState::new(journal, Sessions::new(Limits::default()), options.fetcher);
     let router = routes::local::router(state.clone(), local_addr.port());
     let (shutdown, signal) = watch::channel(false);
-    spawn_upkeep(state, shutdown.subscribe());
+    spawn_upkeep(state, shutdown.subscribe(), options.full_sync_every.max(1));
     let task = tokio::spawn(accept_loop(listener, router, limits, signal));
     Ok(Running {
         local_addr,
@@ -159,7 +165,7 @@ fn with_peer(
 }
 
 /// Periodic catalog sync (hand edits) and session expiry, until shutdown.
-fn spawn_upkeep(state: AppState, mut stop: watch::Receiver<bool>) {
+fn spawn_upkeep(state: AppState, mut stop: watch::Receiver<bool>, full_sync_every: u64) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(SYNC_INTERVAL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -170,7 +176,14 @@ fn spawn_upkeep(state: AppState, mut stop: watch::Receiver<bool>) {
                 _ = stop.wait_for(|s| *s) => return,
             }
             ticks += 1;
-            match state.journal.refresh().await {
+            // Quick syncs see files created, renamed or deleted; a full one every minute also
+            // catches files edited in place (which leave their folder's time alone).
+            let depth = if ticks.is_multiple_of(full_sync_every) {
+                Depth::Full
+            } else {
+                Depth::Quick
+            };
+            match state.journal.refresh(depth).await {
                 Ok(report) if report.indexed + report.removed > 0 => {
                     tracing::info!(
                         indexed = report.indexed,

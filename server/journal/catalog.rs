@@ -33,6 +33,8 @@ pub struct SyncReport {
     pub deferred: bool,
     /// Bytes of text indexed.
     pub bytes: u64,
+    /// Content folders whose files were listed.
+    pub folders_scanned: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,24 +73,55 @@ struct Parsed {
     docs: Vec<IndexDoc>,
 }
 
+/// How thorough a sync is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Depth {
+    /// Every file is checked (at open, on reindex, and periodically for edits made in place).
+    Full,
+    /// Only folders whose modification time changed are listed: a file created, renamed or deleted
+    /// changes its folder's time, so new and removed files (and the journal's own atomic writes) show
+    /// up at once, at the cost of a `stat` per folder instead of one per file.
+    Quick,
+}
+
 /// Brings the catalog and index up to date with the files. Callers hold the journal's sync lock.
-pub(super) async fn sync(journal: &Arc<Journal>) -> Result<SyncReport, JournalError> {
-    let known: HashMap<String, Stamp> = sqlx::query("SELECT path, mtime_ns, size FROM items")
-        .fetch_all(&journal.db)
-        .await?
-        .into_iter()
-        .map(|row| {
-            (
-                row.get::<String, _>(0),
-                Stamp {
-                    mtime_ns: row.get(1),
-                    size: row.get(2),
-                },
-            )
-        })
-        .collect();
+pub(super) async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, JournalError> {
+    let root = journal.root().to_path_buf();
+    let folders = tokio::task::spawn_blocking(move || content_folders(&root))
+        .await
+        .map_err(|e| JournalError::Invalid(format!("the scanning task failed: {e}")))??;
+    let previous = journal.folder_stamps.lock().map(|s| s.clone()).unwrap_or_default();
+    let full = depth == Depth::Full || previous.is_none();
+    let (to_scan, gone): (Vec<String>, Vec<String>) = match &previous {
+        Some(previous) if !full => (
+            folders
+                .iter()
+                .filter(|(dir, time)| previous.get(*dir) != Some(time))
+                .map(|(dir, _)| dir.clone())
+                .collect(),
+            previous
+                .keys()
+                .filter(|dir| !folders.contains_key(*dir))
+                .cloned()
+                .collect(),
+        ),
+        _ => (folders.keys().cloned().collect(), Vec::new()),
+    };
+    if !full && to_scan.is_empty() && gone.is_empty() {
+        return Ok(SyncReport::default());
+    }
+    let known = if full {
+        known_rows(journal, None).await?
+    } else {
+        let mut known = HashMap::new();
+        for dir in to_scan.iter().chain(&gone) {
+            known.extend(known_rows(journal, Some(dir)).await?);
+        }
+        known
+    };
     let worker = Arc::clone(journal);
-    let outcome = tokio::task::spawn_blocking(move || index_changes(&worker, known))
+    let scope = (!full).then(|| to_scan.clone());
+    let outcome = tokio::task::spawn_blocking(move || index_changes(&worker, known, scope))
         .await
         .map_err(|e| JournalError::Invalid(format!("the indexing task failed: {e}")))??;
     let Some((parsed, removed, mut report)) = outcome else {
@@ -96,6 +129,18 @@ pub(super) async fn sync(journal: &Arc<Journal>) -> Result<SyncReport, JournalEr
             deferred: true,
             ..SyncReport::default()
         });
+    };
+    let new_stamps = match previous {
+        Some(mut stamps) if !full => {
+            for dir in &to_scan {
+                stamps.insert(dir.clone(), folders[dir]);
+            }
+            for dir in &gone {
+                stamps.remove(dir);
+            }
+            stamps
+        }
+        _ => folders,
     };
     let mut tx = journal.db.begin().await?;
     for path in &removed {
@@ -136,16 +181,58 @@ pub(super) async fn sync(journal: &Arc<Journal>) -> Result<SyncReport, JournalEr
         }
     }
     tx.commit().await?;
+    report.folders_scanned = to_scan.len();
+    if let Ok(mut stamps) = journal.folder_stamps.lock() {
+        *stamps = Some(new_stamps);
+    }
     for (path, error) in &report.failed {
         tracing::warn!(file = %path, %error, "a journal file could not be read; it is left out of search until it changes");
     }
     Ok(report)
 }
 
+/// The catalog's rows, all of them or those of one folder.
+async fn known_rows(journal: &Journal, folder: Option<&str>) -> Result<HashMap<String, Stamp>, JournalError> {
+    let rows = match folder {
+        None => {
+            sqlx::query("SELECT path, mtime_ns, size FROM items")
+                .fetch_all(&journal.db)
+                .await?
+        }
+        // `folder/` up to `folder0` ('0' follows '/'): the rows inside the folder, by the primary key.
+        Some(folder) => {
+            sqlx::query("SELECT path, mtime_ns, size FROM items WHERE path >= ? AND path < ?")
+                .bind(format!("{folder}/"))
+                .bind(format!("{folder}0"))
+                .fetch_all(&journal.db)
+                .await?
+        }
+    };
+    Ok(rows
+        .into_iter()
+        .map(|row| {
+            (
+                row.get::<String, _>(0),
+                Stamp {
+                    mtime_ns: row.get(1),
+                    size: row.get(2),
+                },
+            )
+        })
+        .collect())
+}
+
 type Changes = Option<(Vec<Parsed>, Vec<String>, SyncReport)>;
 
-fn index_changes(journal: &Journal, mut known: HashMap<String, Stamp>) -> Result<Changes, JournalError> {
-    let on_disk = scan(journal.root())?;
+fn index_changes(
+    journal: &Journal,
+    mut known: HashMap<String, Stamp>,
+    folders: Option<Vec<String>>,
+) -> Result<Changes, JournalError> {
+    let on_disk = match folders {
+        None => scan(journal.root())?,
+        Some(folders) => scan_folders(journal.root(), &folders)?,
+    };
     let mut changed = Vec::new();
     for (path, (kind, stamp)) in &on_disk {
         if known.remove(path) != Some(*stamp) {
@@ -181,6 +268,56 @@ fn index_changes(journal: &Journal, mut known: HashMap<String, Stamp>) -> Result
     report.removed = removed.len();
     journal.index.commit(writer)?;
     Ok(Some((parsed, removed, report)))
+}
+
+/// The content folders (`facets/<name>`, `entities`, `transcripts/<day>`) with their modification
+/// times in nanoseconds.
+fn content_folders(root: &Path) -> Result<HashMap<String, i64>, JournalError> {
+    let mut folders = HashMap::new();
+    let mut add = |rel: String| {
+        if let Ok(meta) = fs::metadata(root.join(&rel))
+            && meta.is_dir()
+        {
+            let time = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos() as i64);
+            folders.insert(rel, time);
+        }
+    };
+    add("entities".to_string());
+    for dir in list(root, "facets")?.into_iter().chain(list(root, "transcripts")?) {
+        add(dir);
+    }
+    Ok(folders)
+}
+
+/// The content files of some folders, as `scan` reports them.
+fn scan_folders(root: &Path, folders: &[String]) -> Result<HashMap<String, (Kind, Stamp)>, JournalError> {
+    let mut files = HashMap::new();
+    for folder in folders {
+        if folder.starts_with("facets/") {
+            let rel = format!("{folder}/facet.md");
+            if let Some(stamp) = stamp(&root.join(&rel)) {
+                files.insert(rel, (Kind::Facet, stamp));
+            }
+            continue;
+        }
+        let kind = if folder == "entities" {
+            Kind::Entity
+        } else {
+            Kind::Transcript
+        };
+        for rel in list(root, folder)? {
+            if rel.ends_with(".md")
+                && let Some(stamp) = stamp(&root.join(&rel))
+            {
+                files.insert(rel, (kind, stamp));
+            }
+        }
+    }
+    Ok(files)
 }
 
 /// Lists every content file with its kind and stamp, by relative path.

@@ -40,6 +40,9 @@ pub struct Journal {
     facets: RwLock<Arc<Vec<Facet>>>,
     /// One catalog sync at a time within this process.
     sync_lock: tokio::sync::Mutex<()>,
+    /// Content folders and their modification times as of the last sync (None: never synced), so a
+    /// quick sync lists only the folders that changed.
+    folder_stamps: std::sync::Mutex<Option<std::collections::HashMap<String, i64>>>,
     signing_key: SigningKey,
 }
 
@@ -75,7 +78,7 @@ impl Journal {
     /// brings the catalog up to date with the files.
     pub async fn open(root: &Path) -> Result<Arc<Journal>, JournalError> {
         let journal = Journal::open_unsynced(root).await?;
-        journal.sync().await?;
+        journal.sync_to(catalog::Depth::Full).await?;
         Ok(journal)
     }
 
@@ -100,6 +103,7 @@ impl Journal {
             index,
             facets: RwLock::new(Arc::new(Vec::new())),
             sync_lock: tokio::sync::Mutex::new(()),
+            folder_stamps: std::sync::Mutex::new(None),
             signing_key,
         });
         journal.reload_facets()?;
@@ -135,10 +139,16 @@ impl Journal {
         Ok(())
     }
 
-    /// Brings the catalog and index up to date with the files (see `catalog`).
+    /// Brings the catalog and index up to date with the files that were added, removed or replaced
+    /// (a quick sync; see `catalog`).
     pub async fn sync(self: &Arc<Self>) -> Result<catalog::SyncReport, JournalError> {
+        self.sync_to(catalog::Depth::Quick).await
+    }
+
+    /// A sync of the given depth.
+    pub async fn sync_to(self: &Arc<Self>, depth: catalog::Depth) -> Result<catalog::SyncReport, JournalError> {
         let _guard = self.sync_lock.lock().await;
-        let report = catalog::sync(self).await?;
+        let report = catalog::sync(self, depth).await?;
         if report.facets_changed {
             self.reload_facets()?;
         }
@@ -147,8 +157,8 @@ impl Journal {
 
     /// Brings this process up to date with the files and with what other processes (the CLI beside a
     /// running server) committed: a catalog sync, a reload of the index reader and of the facets.
-    pub async fn refresh(self: &Arc<Self>) -> Result<catalog::SyncReport, JournalError> {
-        let report = self.sync().await?;
+    pub async fn refresh(self: &Arc<Self>, depth: catalog::Depth) -> Result<catalog::SyncReport, JournalError> {
+        let report = self.sync_to(depth).await?;
         self.index.reload()?;
         if !report.facets_changed {
             self.reload_facets()?;
@@ -160,7 +170,7 @@ impl Journal {
     pub async fn reindex(self: &Arc<Self>) -> Result<catalog::SyncReport, JournalError> {
         let _guard = self.sync_lock.lock().await;
         sqlx::query("DELETE FROM items").execute(&self.db).await?;
-        let report = catalog::sync(self).await?;
+        let report = catalog::sync(self, catalog::Depth::Full).await?;
         self.reload_facets()?;
         Ok(report)
     }

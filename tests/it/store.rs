@@ -145,7 +145,12 @@ async fn what_another_process_adds_shows_up_in_the_running_server() {
 
 #[tokio::test]
 async fn a_facet_whose_name_differs_from_its_folder_is_left_out() {
-    let server = TestServer::start().await;
+    // The edit below is made in place (as many editors save), which only a full sync notices.
+    let options = journal::server::Options {
+        full_sync_every: 1,
+        ..Default::default()
+    };
+    let server = TestServer::start_with(options).await;
     let key = server.key("f", &["facets"], None).await;
     let client = Client::connected(&server.url(), &key).await;
     let path = server.root().join("facets/health/facet.md");
@@ -187,4 +192,55 @@ async fn the_journal_is_private_to_its_owner() {
     assert_eq!(mode(&memory), 0o700);
     let note = std::fs::read_dir(&memory).unwrap().next().unwrap().unwrap().path();
     assert_eq!(mode(&note), 0o600);
+}
+
+#[tokio::test]
+async fn quick_syncs_list_only_the_folders_that_changed() {
+    use journal::journal::catalog::Depth;
+    let dir = tempfile::tempdir().unwrap();
+    let options = journal::journal::demo::DemoOptions {
+        days: 3,
+        segments_per_day: 2,
+        seed: 5,
+        end: journal::journal::day::Day::parse("2026-11-30").unwrap(),
+    };
+    journal::journal::demo::write(dir.path(), &options).unwrap();
+    let journal = journal::journal::Journal::open(dir.path()).await.unwrap();
+    let report = journal.sync().await.unwrap();
+    assert_eq!(
+        (report.folders_scanned, report.indexed),
+        (0, 0),
+        "nothing changed: nothing listed"
+    );
+
+    let day = dir.path().join("transcripts/2026-11-29");
+    std::fs::write(
+        day.join("230000.md"),
+        "---\nday: 2026-11-29\nstart: \"23:00:00\"\nduration_seconds: 1\n---\n- 23:00:00 a new quokka\n",
+    )
+    .unwrap();
+    let report = journal.sync().await.unwrap();
+    assert_eq!(
+        (report.folders_scanned, report.indexed),
+        (1, 1),
+        "one folder changed, one file new"
+    );
+
+    // An edit in place leaves the folder's time alone: a quick sync does not see it, a full one does.
+    std::fs::write(
+        day.join("230000.md"),
+        "---\nday: 2026-11-29\nstart: \"23:00:00\"\nduration_seconds: 1\n---\n- 23:00:00 an edited wombat\n",
+    )
+    .unwrap();
+    assert_eq!(journal.sync().await.unwrap().indexed, 0);
+    assert_eq!(journal.sync_to(Depth::Full).await.unwrap().indexed, 1);
+
+    std::fs::remove_dir_all(&day).unwrap();
+    let report = journal.sync().await.unwrap();
+    assert_eq!(report.removed, 3, "a removed folder's files leave the catalog");
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM items WHERE kind = 'transcript'")
+        .fetch_one(&journal.db)
+        .await
+        .unwrap();
+    assert_eq!(left, 4);
 }
