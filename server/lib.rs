@@ -3,15 +3,17 @@
 //! How the parts depend on each other (arrows point at what is used):
 //!
 //! ```text
-//! cli ──► server ──► routes ──► mcp ──► auth ──► db
-//!  │                              │       │
-//!  └──────────────────────────────┴───────┴────► journal ──► db
+//! cli ──► server ──► routes ──► mcp ───► auth ──► db
+//!  │                     │         │        ▲
+//!  │                     └──────► oauth ────┘
+//!  └─────────────────────────────────┴──────────► journal ──► db
 //! ```
 //!
 //! - `journal`: the content (plain files), their catalog and search index. Knows nothing of HTTP,
 //!   MCP or who is asking.
 //! - `auth`: connections, keys, grants, the audit log.
 //! - `mcp`: JSON-RPC, sessions, the Streamable HTTP transport and the tools.
+//! - `oauth`: the authorization server (discovery, registration, consent, tokens) that lets agents sign in.
 //! - `routes`: one router per way of reaching the journal (loopback for now), with its Host rules.
 //! - `server`: listeners, background upkeep, shutdown. `cli`: the commands people type.
 //!

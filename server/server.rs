@@ -176,7 +176,7 @@ fn spawn_upkeep(state: AppState, mut stop: watch::Receiver<bool>, full_sync_ever
                 _ = stop.wait_for(|s| *s) => return,
             }
             ticks += 1;
-            // Quick syncs see files created, renamed or deleted; a full one every minute also
+            // Quick syncs see files created, renamed or deleted; a full one every 15th pass (30 s) also
             // catches files edited in place (which leave their folder's time alone).
             let depth = if ticks.is_multiple_of(full_sync_every) {
                 Depth::Full

@@ -42,7 +42,7 @@ pub enum Command {
     Demo(content::DemoArgs),
     /// Rebuild the search index from the files.
     Reindex,
-    /// Keys, grants and the activity log of MCP connections.
+    /// Who may connect: keys, sign-in (pairing codes, signed-in apps), grants and the activity log.
     #[command(subcommand)]
     Mcp(mcp::McpCommand),
 }

@@ -49,7 +49,7 @@ pub async fn pairing(journal: &Arc<Journal>, command: PairingCommand) -> anyhow:
     match command {
         PairingCommand::Generate { route } => {
             check_route(&route)?;
-            let code = store::open_code(&journal.db, &route, unix_now()).await?;
+            let code = store::open_code(&journal.db, &route, unix_now()).await.map_err(plain)?;
             println!(
                 "Sign-in is open on the {route} route for {} minutes. Type this code on the consent page when your agent asks:",
                 pairing::LIFETIME_SECONDS / 60
@@ -60,7 +60,9 @@ pub async fn pairing(journal: &Arc<Journal>, command: PairingCommand) -> anyhow:
             if let Some(route) = &route {
                 check_route(route)?;
             }
-            let closed = store::revoke_codes(&journal.db, route.as_deref()).await?;
+            let closed = store::revoke_codes(&journal.db, route.as_deref())
+                .await
+                .map_err(plain)?;
             println!(
                 "{}",
                 if closed == 0 {
@@ -77,7 +79,7 @@ pub async fn pairing(journal: &Arc<Journal>, command: PairingCommand) -> anyhow:
 pub async fn oauth(journal: &Arc<Journal>, command: OauthCommand) -> anyhow::Result<()> {
     match command {
         OauthCommand::List => {
-            let signed_in = store::list_grants(&journal.db).await?;
+            let signed_in = store::list_grants(&journal.db).await.map_err(plain)?;
             if signed_in.is_empty() {
                 println!("no apps are signed in: open sign-in with `journal mcp pairing generate`");
             }
@@ -101,7 +103,7 @@ pub async fn oauth(journal: &Arc<Journal>, command: OauthCommand) -> anyhow::Res
             }
         }
         OauthCommand::Revoke { client_id } => {
-            let ended = store::revoke_client(&journal.db, &client_id).await?;
+            let ended = store::revoke_client(&journal.db, &client_id).await.map_err(plain)?;
             println!(
                 "signed out {client_id}: {ended} grant{} ended",
                 if ended == 1 { "" } else { "s" }
@@ -109,4 +111,9 @@ pub async fn oauth(journal: &Arc<Journal>, command: OauthCommand) -> anyhow::Res
         }
     }
     Ok(())
+}
+
+/// An OAuth error for a person at the terminal: its description, without the RFC code.
+pub(super) fn plain(error: crate::oauth::OAuthError) -> anyhow::Error {
+    anyhow::anyhow!(error.description)
 }

@@ -94,7 +94,10 @@ async fn resolve(journal: &Journal, who: &Who) -> anyhow::Result<Vec<Connection>
     }
     let client = who.client.as_deref().unwrap_or_default();
     let mut found = Vec::new();
-    for id in store::connection_for_client(&journal.db, client).await? {
+    for id in store::connection_for_client(&journal.db, client)
+        .await
+        .map_err(super::oauth::plain)?
+    {
         if let Some(connection) = connections::load(&journal.db, &id).await? {
             found.push(connection);
         }

@@ -86,6 +86,9 @@ pub fn is_public(ip: IpAddr) -> bool {
 /// Checks that a client id is a URL this server may fetch: https, a host, a path, no credentials,
 /// no fragment, and, when the host is an address, a public one.
 pub fn check_url(client_id: &str) -> Result<Url, String> {
+    if client_id.len() > 2048 {
+        return Err("the client_id URL is longer than 2048 bytes".into());
+    }
     let url = Url::parse(client_id).map_err(|_| "the client_id is not a URL".to_string())?;
     if url.scheme() != "https" {
         return Err("a metadata document must be served over https".into());
@@ -345,6 +348,7 @@ mod tests {
             "https://169.254.169.254/latest/meta-data",
             "https://localhost/x",
             "https://a.localhost/x",
+            &format!("https://app.example/{}", "a".repeat(2048)),
             "not a url",
         ] {
             assert!(check_url(bad).is_err(), "{bad}");

@@ -35,7 +35,7 @@ pub fn server_metadata(origin: &str) -> Value {
         "token_endpoint_auth_methods_supported": ["none"],
         "revocation_endpoint_auth_methods_supported": ["none"],
         "authorization_response_iss_parameter_supported": true,
-                "client_id_metadata_document_supported": true,
+        "client_id_metadata_document_supported": true,
         "scopes_supported": [],
     })
 }

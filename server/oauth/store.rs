@@ -170,7 +170,24 @@ pub async fn register_client(
     {
         return Ok(Some((client, false)));
     }
-    let total: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_clients WHERE kind = 'registered'")
+    let mine: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_clients WHERE source = ? AND kind = 'registered'")
+        .bind(source)
+        .fetch_one(pool)
+        .await?;
+    if mine >= super::MAX_CLIENTS_PER_SOURCE {
+        // On loopback every client shares one address, so a full quota would lock the owner out
+        // until the day-old ones are pruned: the address's oldest client that never completed a
+        // sign-in makes way instead. Clients with a grant are never displaced.
+        sqlx::query(
+            "DELETE FROM oauth_clients WHERE client_id = (SELECT client_id FROM oauth_clients
+               WHERE source = ? AND kind = 'registered' AND client_id NOT IN (SELECT client_id FROM oauth_grants)
+               ORDER BY created_at, rowid LIMIT 1)",
+        )
+        .bind(source)
+        .execute(pool)
+        .await?;
+    }
+    let total: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_clients")
         .fetch_one(pool)
         .await?;
     let mine: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_clients WHERE source = ? AND kind = 'registered'")
@@ -314,14 +331,20 @@ pub async fn create_pending(
         .bind(now)
         .execute(pool)
         .await?;
+    // A source's oldest waiting authorization makes way for its newest (the owner reloading the
+    // consent page must not lock themselves out for ten minutes); the total stays bounded.
+    sqlx::query(
+        "DELETE FROM oauth_pending WHERE id IN (SELECT id FROM oauth_pending WHERE source = ?1
+           ORDER BY created_at DESC, rowid DESC LIMIT -1 OFFSET ?2)",
+    )
+    .bind(new.source)
+    .bind(super::MAX_PENDING_PER_SOURCE - 1)
+    .execute(pool)
+    .await?;
     let total: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_pending")
         .fetch_one(pool)
         .await?;
-    let mine: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_pending WHERE source = ?")
-        .bind(new.source)
-        .fetch_one(pool)
-        .await?;
-    if total >= super::MAX_PENDING || mine >= super::MAX_PENDING_PER_SOURCE {
+    if total >= super::MAX_PENDING {
         return Ok(None);
     }
     let id = secret("")?;

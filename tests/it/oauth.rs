@@ -322,17 +322,71 @@ async fn registration_rules_and_quotas() {
         .await;
         assert_eq!(reply.status, StatusCode::CREATED, "{i}");
     }
+    // The address's quota is full: its oldest client that never signed in makes way.
+    let first_id = record["client_id"].as_str().unwrap().to_string();
     let reply = register(
         &server,
-        json!({"client_name": "one too many", "redirect_uris": [CALLBACK]}),
+        json!({"client_name": "seventeenth", "redirect_uris": [CALLBACK]}),
     )
     .await;
+    assert_eq!(reply.status, StatusCode::CREATED);
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_clients")
+        .fetch_one(&server.journal.db)
+        .await
+        .unwrap();
+    assert_eq!(count, 16, "still sixteen from this address");
+    assert!(
+        store::client(&server.journal.db, &first_id).await.unwrap().is_none(),
+        "the oldest unused one went"
+    );
+
+    // Clients with a grant are never displaced; when every slot holds one, registration is refused.
+    sqlx::query("INSERT INTO connections (id, kind, label, label_key, created_at) SELECT client_id, 'oauth', 'x', client_id, 0 FROM oauth_clients")
+        .execute(&server.journal.db)
+        .await
+        .unwrap();
+    sqlx::query("INSERT INTO oauth_grants (connection_id, client_id, route, resource, paired_at, expires_at) SELECT client_id, client_id, 'local', '', 0, 9999999999 FROM oauth_clients")
+        .execute(&server.journal.db)
+        .await
+        .unwrap();
+    let reply = register(&server, json!({"client_name": "no room", "redirect_uris": [CALLBACK]})).await;
     assert_eq!(reply.status, StatusCode::TOO_MANY_REQUESTS);
     let count: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_clients")
         .fetch_one(&server.journal.db)
         .await
         .unwrap();
     assert_eq!(count, 16, "the refused registration stored nothing");
+}
+
+#[tokio::test]
+async fn a_reloaded_consent_page_never_locks_the_owner_out() {
+    let server = TestServer::start().await;
+    open_sign_in(&server).await;
+    let client_id = register_client(&server).await;
+    let (_, challenge) = pkce();
+    let resource = format!("http://{}/mcp", server.addr);
+    let mut forms = Vec::new();
+    for _ in 0..12 {
+        let page = authorize(&server, &authorize_params(&client_id, &challenge, &resource)).await;
+        assert_eq!(page.status, StatusCode::OK);
+        let html = String::from_utf8(page.body.to_vec()).unwrap();
+        forms.push((field(&html, "pending"), field(&html, "csrf")));
+    }
+    let waiting: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_pending")
+        .fetch_one(&server.journal.db)
+        .await
+        .unwrap();
+    assert_eq!(waiting, 8, "at most eight per address");
+    let (old_pending, old_csrf) = &forms[0];
+    let reply = consent(
+        &server,
+        &[("pending", old_pending), ("csrf", old_csrf), ("decision", "deny")],
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "the oldest made way");
+    let (pending, csrf) = forms.last().unwrap();
+    let reply = consent(&server, &[("pending", pending), ("csrf", csrf), ("decision", "deny")]).await;
+    assert_eq!(reply.status, StatusCode::SEE_OTHER, "the newest is answered");
 }
 
 #[tokio::test]
@@ -1028,7 +1082,10 @@ async fn the_cli_lists_narrows_and_signs_out_apps() {
     );
     let (status, _, error) = run(&["mcp", "oauth", "revoke", "--client-id", &client_id]);
     assert_eq!(status, Some(1));
-    assert!(error.contains("no client"), "{error}");
+    assert!(
+        error.contains("no client") && !error.contains("invalid_request"),
+        "{error}"
+    );
     let (status, out, _) = run(&["mcp", "pairing", "generate"]);
     assert_eq!(status, Some(0));
     let code = out.lines().last().unwrap();

@@ -1,5 +1,5 @@
 //! Properties of the parsers and rules that read what outsiders send, checked on generated input
-//! (proptest, on stable Rust; the cargo-fuzz targets in fuzz/ explore the same code further).
+//! (proptest, on stable Rust).
 
 use proptest::prelude::*;
 
@@ -10,7 +10,7 @@ use journal::mcp::jsonrpc;
 use journal::oauth::{pairing, redirect, resource};
 
 fn config() -> ProptestConfig {
-    // Bounded so the test command stays quick; the fuzz targets go further.
+    // Bounded so the test command stays quick.
     ProptestConfig {
         cases: 256,
         ..ProptestConfig::default()
