@@ -188,6 +188,9 @@ const TEMPLATES: [(&str, [&str; 8]); 4] = [
 
 const SPEAKERS: [&str; 2] = ["Me", "Sam"];
 
+/// The waking day the demo spreads segments over: 06:00 to 23:30, in seconds.
+const DAY_SECONDS: u32 = 17 * 3600 + 1800;
+
 /// A small, fast, seedable generator (splitmix64): demo text needs repeatability, not secrecy.
 struct Rng(u64);
 
@@ -274,8 +277,11 @@ pub fn write(root: &Path, options: &DemoOptions) -> Result<Written, JournalError
     let words = vocabulary(&mut rng, 2000);
     for back in (0..options.days).rev() {
         let day = options.end.minus_days(i64::from(back));
-        let mut start = 8 * 3600 + rng.below(3600) as u32;
-        for _ in 0..options.segments_per_day {
+        // Segments are spread over the waking day (06:00 to 23:30), one slot each, so that many
+        // segments a day still get distinct start times (and file names).
+        let slot = (DAY_SECONDS / options.segments_per_day.max(1)).max(1);
+        for segment in 0..options.segments_per_day {
+            let start = 6 * 3600 + segment * slot + rng.below((slot / 4).max(1) as usize) as u32;
             let (facet, templates) = TEMPLATES[rng.below(TEMPLATES.len())];
             let people: Vec<&str> = ENTITIES
                 .iter()
@@ -302,7 +308,8 @@ pub fn write(root: &Path, options: &DemoOptions) -> Result<Written, JournalError
                     speaker: Some(speaker.to_string()),
                     text,
                 });
-                time += 5 + rng.below(40) as u32;
+                // Utterances stay inside the segment's slot.
+                time = (time + 5 + rng.below(40) as u32).min(start + slot.saturating_sub(1));
             }
             let head = SegmentHead {
                 day: day.to_string(),
@@ -312,10 +319,10 @@ pub fn write(root: &Path, options: &DemoOptions) -> Result<Written, JournalError
                 title: format!("{} conversation", title_of(facet)),
                 source: Some("demo".into()),
             };
+            // Starts are distinct within a day (one slot each), and so are the names.
             let name = day::format_time(start).replace(':', "");
             write(format!("transcripts/{day}/{name}.md"), Segment::render(&head, &lines))?;
             written.segments += 1;
-            start = (time + 600 + rng.below(7200) as u32).min(23 * 3600);
         }
     }
     Ok(written)
@@ -370,5 +377,21 @@ mod tests {
             let segment = Segment::parse(text).unwrap();
             assert!(segment.lines.len() >= 8);
         }
+    }
+
+    #[test]
+    fn many_segments_a_day_get_files_of_their_own() {
+        let options = DemoOptions {
+            days: 1,
+            segments_per_day: 300,
+            seed: 1,
+            end: Day::parse("2026-11-30").unwrap(),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(write(dir.path(), &options).unwrap().segments, 300);
+        let files = std::fs::read_dir(dir.path().join("transcripts/2026-11-30"))
+            .unwrap()
+            .count();
+        assert_eq!(files, 300, "every segment is a file: none overwrote another");
     }
 }
