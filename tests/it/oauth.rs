@@ -90,6 +90,29 @@ async fn consent(server: &TestServer, fields: &[(&str, &str)]) -> Reply {
         .await
 }
 
+/// The owner approves a whole-journal grant with `categories`: answers the authorization code.
+async fn approved_code(
+    server: &TestServer,
+    client_id: &str,
+    challenge: &str,
+    pairing: &str,
+    categories: &[&str],
+) -> String {
+    let resource = format!("http://{}/mcp", server.addr);
+    let page = authorize(server, &authorize_params(client_id, challenge, &resource)).await;
+    let html = String::from_utf8(page.body.to_vec()).unwrap();
+    let (pending, csrf) = (field(&html, "pending"), field(&html, "csrf"));
+    let mut fields = vec![
+        ("pending", pending.as_str()),
+        ("csrf", csrf.as_str()),
+        ("pairing_code", pairing),
+        ("scope", "journal"),
+        ("decision", "approve"),
+    ];
+    fields.extend(categories.iter().map(|c| ("category", *c)));
+    location(&consent(server, &fields).await).1["code"].clone()
+}
+
 /// The query parameters of a redirect's Location.
 fn location(reply: &Reply) -> (String, std::collections::HashMap<String, String>) {
     assert_eq!(
@@ -791,26 +814,7 @@ async fn a_reused_code_revokes_the_tokens_it_issued() {
     let code = open_sign_in(&server).await;
     let client_id = register_client(&server).await;
     let (verifier, challenge) = pkce();
-    let resource = format!("http://{}/mcp", server.addr);
-    let html = String::from_utf8(
-        authorize(&server, &authorize_params(&client_id, &challenge, &resource))
-            .await
-            .body
-            .to_vec(),
-    )
-    .unwrap();
-    let reply = consent(
-        &server,
-        &[
-            ("pending", &field(&html, "pending")),
-            ("csrf", &field(&html, "csrf")),
-            ("pairing_code", &code),
-            ("scope", "journal"),
-            ("decision", "approve"),
-        ],
-    )
-    .await;
-    let auth_code = location(&reply).1["code"].clone();
+    let auth_code = approved_code(&server, &client_id, &challenge, &code, &[]).await;
     let pairs = [
         ("grant_type", "authorization_code"),
         ("code", auth_code.as_str()),
@@ -827,25 +831,7 @@ async fn a_reused_code_revokes_the_tokens_it_issued() {
     let _ = reply;
     // Start over: a fresh code, exchanged, then presented again.
     let code = open_sign_in(&server).await;
-    let html = String::from_utf8(
-        authorize(&server, &authorize_params(&client_id, &challenge, &resource))
-            .await
-            .body
-            .to_vec(),
-    )
-    .unwrap();
-    let reply = consent(
-        &server,
-        &[
-            ("pending", &field(&html, "pending")),
-            ("csrf", &field(&html, "csrf")),
-            ("pairing_code", &code),
-            ("scope", "journal"),
-            ("decision", "approve"),
-        ],
-    )
-    .await;
-    let auth_code = location(&reply).1["code"].clone();
+    let auth_code = approved_code(&server, &client_id, &challenge, &code, &[]).await;
     let pairs = [
         ("grant_type", "authorization_code"),
         ("code", auth_code.as_str()),

@@ -314,6 +314,27 @@ fn is_tag_inner(inner: &str) -> bool {
         && inner.chars().all(|c| c.is_ascii_digit() || c == ':' || c == '.')
 }
 
+/// Helpers the parsers' tests share.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::{Format, Utterance, parse};
+
+    /// An utterance as a parser should yield it.
+    pub fn said(offset_seconds: u32, speaker: Option<&str>, text: &str) -> Utterance {
+        Utterance {
+            offset_seconds,
+            speaker: speaker.map(str::to_string),
+            text: text.to_string(),
+        }
+    }
+
+    /// The line and message of a refusal (panics if the input parses).
+    pub fn refusal(format: Format, input: &str) -> (usize, String) {
+        let error = parse(format, input).unwrap_err();
+        (error.line, error.message)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -56,23 +56,15 @@ fn looks_like_clock(token: &str, min_colons: usize) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::said;
     use super::super::{Format, Utterance, parse as parse_any};
 
     fn parse(input: &str) -> Result<Vec<Utterance>, super::ParseError> {
         parse_any(Format::Text, input)
     }
 
-    fn said(offset_seconds: u32, speaker: Option<&str>, text: &str) -> Utterance {
-        Utterance {
-            offset_seconds,
-            speaker: speaker.map(str::to_string),
-            text: text.to_string(),
-        }
-    }
-
     fn refusal(input: &str) -> (usize, String) {
-        let error = parse(input).unwrap_err();
-        (error.line, error.message)
+        super::super::test_support::refusal(Format::Text, input)
     }
 
     #[test]

@@ -226,23 +226,15 @@ fn decode_reference(tail: &str) -> Option<(char, usize)> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::said;
     use super::super::{Format, Utterance, parse as parse_any};
 
     fn parse(input: &str) -> Result<Vec<Utterance>, super::ParseError> {
         parse_any(Format::Vtt, input)
     }
 
-    fn said(offset_seconds: u32, speaker: Option<&str>, text: &str) -> Utterance {
-        Utterance {
-            offset_seconds,
-            speaker: speaker.map(str::to_string),
-            text: text.to_string(),
-        }
-    }
-
     fn refusal(input: &str) -> (usize, String) {
-        let error = parse(input).unwrap_err();
-        (error.line, error.message)
+        super::super::test_support::refusal(Format::Vtt, input)
     }
 
     #[test]
