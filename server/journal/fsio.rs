@@ -12,19 +12,8 @@ use std::path::Path;
 
 /// Writes `bytes` to `path` atomically and durably, creating parent folders as needed.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let parent = path
-        .parent()
-        .ok_or_else(|| io::Error::other("a file to write needs a parent folder"))?;
-    create_dir_all_durable(parent)?;
-    let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let temp = parent.join(format!(".{file_name}.{}.tmp", random_suffix()));
-    let result = (|| {
-        let mut file = private_options().open(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&temp, path)?;
-        sync_dir(parent)
-    })();
+    let (parent, temp) = durable_temp(path, bytes)?;
+    let result = fs::rename(&temp, path).and_then(|()| sync_dir(parent));
     if result.is_err() {
         let _ = fs::remove_file(&temp);
     }
@@ -34,22 +23,34 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// Creates `path` only if nothing is there yet (never clobbers), atomically and durably.
 /// Answers `AlreadyExists` when the name is taken.
 pub fn create_new_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let (parent, temp) = durable_temp(path, bytes)?;
+    // A hard link fails when the target exists, which makes "create if absent" atomic.
+    let result = fs::hard_link(&temp, path).and_then(|()| sync_dir(parent));
+    let _ = fs::remove_file(&temp);
+    result
+}
+
+/// Writes `bytes` to a new temporary file beside `path` and flushes it to disk; answers the parent
+/// folder and the temporary file. Dot-named, so catalog scans pass it by.
+fn durable_temp<'a>(path: &'a Path, bytes: &[u8]) -> io::Result<(&'a Path, std::path::PathBuf)> {
     let parent = path
         .parent()
         .ok_or_else(|| io::Error::other("a file to write needs a parent folder"))?;
     create_dir_all_durable(parent)?;
     let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let temp = parent.join(format!(".{file_name}.{}.tmp", random_suffix()));
-    let result = (|| {
+    let written = (|| {
         let mut file = private_options().open(&temp)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
-        // A hard link fails when the target exists, which makes "create if absent" atomic.
-        fs::hard_link(&temp, path)?;
-        sync_dir(parent)
+        file.sync_all()
     })();
-    let _ = fs::remove_file(&temp);
-    result
+    match written {
+        Ok(()) => Ok((parent, temp)),
+        Err(error) => {
+            let _ = fs::remove_file(&temp);
+            Err(error)
+        }
+    }
 }
 
 /// Removes a file durably; a missing file is not an error.
