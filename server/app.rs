@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::auth::audit::AuditLog;
 use crate::journal::Journal;
 use crate::mcp::session::Sessions;
 use crate::oauth::client_metadata::Fetcher;
@@ -16,15 +17,20 @@ pub struct AppState {
     pub refresh_retries: Arc<RetryCache>,
     /// Fetches client metadata documents (guarded against requests into the owner's network).
     pub fetcher: Arc<dyn Fetcher>,
+    /// Writes the audit log, committing calls that arrive together in one transaction.
+    pub audit: AuditLog,
 }
 
 impl AppState {
     pub fn new(journal: Arc<Journal>, sessions: Sessions, fetcher: Arc<dyn Fetcher>) -> AppState {
+        // The writer task starts here, so AppState is made inside the runtime (as the server does).
+        let audit = AuditLog::start(journal.db.clone());
         AppState {
             journal,
             sessions: Arc::new(sessions),
             refresh_retries: Arc::new(RetryCache::default()),
             fetcher,
+            audit,
         }
     }
 }

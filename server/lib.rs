@@ -21,6 +21,7 @@
 
 pub mod app;
 pub mod auth;
+pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod db;

@@ -136,17 +136,15 @@ async fn tools_call(state: &AppState, caller: &Caller, id: Value, mut params: Ma
         tracing::error!(tool = %name, connection = %caller.connection.label, error = %message, "a tool failed");
     }
     let connection = &caller.connection;
-    if let Err(error) = audit::record(
-        &state.journal.db,
-        &connection.id,
-        &connection.label,
-        &name,
-        &arguments,
-        audit_outcome,
-        &detail,
-    )
-    .await
-    {
+    let record = audit::Record {
+        connection_id: connection.id.clone(),
+        connection_label: connection.label.clone(),
+        tool: name.clone(),
+        arguments,
+        outcome: audit_outcome,
+        detail,
+    };
+    if let Err(error) = state.audit.record(record).await {
         // No result leaves without its audit record.
         tracing::error!(%error, "the audit log could not be written; the call's result is withheld");
         return jsonrpc::error(
@@ -178,16 +176,15 @@ async fn refuse(state: &AppState, caller: &Caller, id: Value, tool: &str, messag
     let connection = &caller.connection;
     // Names come from the client: keep the log readable whatever was sent.
     let tool: String = tool.chars().filter(|c| !c.is_control()).take(128).collect();
-    let recorded = audit::record(
-        &state.journal.db,
-        &connection.id,
-        &connection.label,
-        &tool,
-        &Value::Null,
-        Outcome::Refused,
-        message,
-    )
-    .await;
+    let record = audit::Record {
+        connection_id: connection.id.clone(),
+        connection_label: connection.label.clone(),
+        tool,
+        arguments: Value::Null,
+        outcome: Outcome::Refused,
+        detail: message.to_string(),
+    };
+    let recorded = state.audit.record(record).await;
     if let Err(error) = recorded {
         tracing::error!(%error, "the audit log could not be written");
         return jsonrpc::error(

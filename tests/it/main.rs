@@ -11,4 +11,5 @@ mod oauth;
 mod properties;
 mod sessions;
 mod store;
+mod sweep;
 mod tools;

@@ -101,6 +101,19 @@ impl From<JournalError> for ToolError {
 }
 
 impl ToolDef {
+    /// The tool's input and output schemas, generated once per process: generating them is far
+    /// costlier than copying them, and `tools/list` is called often.
+    pub fn schemas(&self) -> &'static (Value, Value) {
+        static CACHE: std::sync::OnceLock<std::collections::HashMap<&'static str, (Value, Value)>> =
+            std::sync::OnceLock::new();
+        let cache = CACHE.get_or_init(|| {
+            ALL.iter()
+                .map(|tool| (tool.name, ((tool.input)(), (tool.output)())))
+                .collect()
+        });
+        &cache[self.name]
+    }
+
     /// Whether a grant offers this tool.
     pub fn offered(&self, connection: &Connection) -> bool {
         match self.needs {
@@ -112,7 +125,8 @@ impl ToolDef {
 
     /// The `tools/list` entry for this connection and protocol version.
     pub fn listing(&self, context: &ToolContext<'_>, version: Version) -> Value {
-        let mut input = (self.input)();
+        let (input, output) = self.schemas();
+        let mut input = input.clone();
         schema::set_enum(&mut input, "facet", &context.reachable_facet_ids());
         let categories: Vec<String> = searchable(context.connection)
             .iter()
@@ -129,7 +143,7 @@ impl ToolDef {
         if version.has_structured_tools() {
             entry["title"] = json!(self.title);
             annotations["title"] = json!(self.title);
-            entry["outputSchema"] = (self.output)();
+            entry["outputSchema"] = output.clone();
         }
         entry["annotations"] = annotations;
         entry

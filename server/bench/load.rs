@@ -1,0 +1,324 @@
+//! Concurrent MCP clients: each opens its own session (keep-alive, one connection) and runs a
+//! weighted mix of calls until the run's request count is spent or its time limit passes.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::client::legacy::Client as HttpClient;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use serde_json::{Value, json};
+
+use super::stats::Samples;
+
+/// One kind of request in the mix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Op {
+    Ping,
+    ToolsList,
+    Search,
+    Fetch,
+    SaveMemory,
+    /// The baseline's only request: a POST answered with a fixed body.
+    Plain,
+}
+
+impl Op {
+    pub fn parse(name: &str) -> Option<Op> {
+        match name {
+            "ping" => Some(Op::Ping),
+            "tools/list" | "tools_list" => Some(Op::ToolsList),
+            "search" => Some(Op::Search),
+            "fetch" => Some(Op::Fetch),
+            "save_memory" => Some(Op::SaveMemory),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Ping => "ping",
+            Op::ToolsList => "tools/list",
+            Op::Search => "search",
+            Op::Fetch => "fetch",
+            Op::SaveMemory => "save_memory",
+            Op::Plain => "baseline",
+        }
+    }
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    pub url: String,
+    /// Bearer credentials, given to the clients in turn (a credential may hold 16 sessions); empty for
+    /// the baseline.
+    pub keys: Vec<String>,
+    pub clients: usize,
+    /// Requests in all, shared by the clients.
+    pub requests: u64,
+    /// A hard limit on the run's length.
+    pub limit: Duration,
+    /// (op, weight)
+    pub mix: Vec<(Op, u32)>,
+    pub seed: u64,
+}
+
+/// What a run measured.
+#[derive(Debug, Default)]
+pub struct LoadReport {
+    pub per_op: BTreeMap<Op, Samples>,
+    pub elapsed: Duration,
+}
+
+impl LoadReport {
+    pub fn total(&self) -> Samples {
+        let mut all = Samples::default();
+        for samples in self.per_op.values() {
+            all.merge(samples.clone());
+        }
+        all
+    }
+
+    pub fn throughput(&self) -> f64 {
+        self.total().count() as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Words searched for: frequent and rare ones, as agents would.
+const QUERIES: [&str; 8] = [
+    "lease renewal",
+    "dashboard",
+    "knee exercises",
+    "linen thread",
+    "pancakes",
+    "quarterly planning",
+    "warehouse",
+    "Okafor",
+];
+
+/// Runs the load; errors only for a setup that cannot work (no session, no references to fetch).
+pub async fn run(options: &LoadOptions) -> Result<LoadReport, String> {
+    let budget = Arc::new(AtomicU64::new(options.requests));
+    let deadline = Instant::now() + options.limit;
+    // References are bound to the connection that searched: one list per key.
+    let mut per_key = Vec::new();
+    if options.mix.iter().any(|(op, _)| *op == Op::Fetch) {
+        for index in 0..options.keys.len().max(1) {
+            per_key.push(references(options, index).await?);
+        }
+    }
+    let references = Arc::new(per_key);
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for worker in 0..options.clients {
+        let (options, budget, references) = (options.clone(), budget.clone(), references.clone());
+        workers.push(tokio::spawn(async move {
+            let mine = references
+                .get(worker % references.len().max(1))
+                .cloned()
+                .unwrap_or_default();
+            client_loop(&options, worker, &budget, deadline, &mine).await
+        }));
+    }
+    let mut report = LoadReport::default();
+    for worker in workers {
+        let per_op = worker.await.map_err(|e| e.to_string())??;
+        for (op, samples) in per_op {
+            report.per_op.entry(op).or_default().merge(samples);
+        }
+    }
+    report.elapsed = started.elapsed();
+    Ok(report)
+}
+
+struct Session {
+    http: HttpClient<HttpConnector, Full<Bytes>>,
+    url: String,
+    key: Option<String>,
+    session: Option<String>,
+}
+
+impl Session {
+    async fn open(options: &LoadOptions, worker: usize) -> Result<Session, String> {
+        let http = HttpClient::builder(TokioExecutor::new())
+            .pool_max_idle_per_host(1)
+            .build_http();
+        let key = (!options.keys.is_empty()).then(|| options.keys[worker % options.keys.len()].clone());
+        let mut session = Session {
+            http,
+            url: options.url.clone(),
+            key,
+            session: None,
+        };
+        if session.key.is_some() {
+            let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "journal-bench", "version": "1"}}});
+            let (status, headers, _) = session.post(&init).await?;
+            if status == 429 {
+                return Err(
+                    "initialize answered 429: a key holds at most 16 sessions; give more keys (--key, repeated)".into(),
+                );
+            }
+            if status != 200 {
+                return Err(format!("initialize answered {status}: is the key right?"));
+            }
+            session.session = headers
+                .get("mcp-session-id")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            session
+                .post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+                .await?;
+        }
+        Ok(session)
+    }
+
+    async fn post(&self, body: &Value) -> Result<(u16, hyper::HeaderMap, Bytes), String> {
+        let mut request = hyper::Request::post(&self.url).header("content-type", "application/json");
+        if let Some(key) = &self.key {
+            request = request.header("authorization", format!("Bearer {key}"));
+        }
+        if let Some(session) = &self.session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        let request = request
+            .body(Full::new(Bytes::from(body.to_string())))
+            .map_err(|e| e.to_string())?;
+        let response = self.http.request(request).await.map_err(|e| e.to_string())?;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?
+            .to_bytes();
+        Ok((status, headers, bytes))
+    }
+
+    async fn end(&self) {
+        if self.session.is_none() {
+            return;
+        }
+        let mut request = hyper::Request::delete(&self.url);
+        if let Some(key) = &self.key {
+            request = request.header("authorization", format!("Bearer {key}"));
+        }
+        if let Some(session) = &self.session {
+            request = request.header("mcp-session-id", session);
+        }
+        if let Ok(request) = request.body(Full::new(Bytes::new())) {
+            let _ = self.http.request(request).await;
+        }
+    }
+}
+
+/// References to fetch, from a few searches.
+async fn references(options: &LoadOptions, key_index: usize) -> Result<Vec<String>, String> {
+    // Session::open picks the key by `worker % keys`, so the key index doubles as a worker number.
+    let session = Session::open(options, key_index).await?;
+    let mut found = Vec::new();
+    for query in QUERIES {
+        let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "search", "arguments": {"query": query, "limit": 20}}});
+        let (_, _, body) = session.post(&call).await?;
+        let value: Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
+        for hit in value["result"]["structuredContent"]["results"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            if let Some(reference) = hit["reference"].as_str() {
+                found.push(reference.to_string());
+            }
+        }
+    }
+    session.end().await;
+    if found.is_empty() {
+        return Err("no search found anything to fetch: does the key's grant cover the journal's content?".into());
+    }
+    Ok(found)
+}
+
+async fn client_loop(
+    options: &LoadOptions,
+    worker: usize,
+    budget: &AtomicU64,
+    deadline: Instant,
+    references: &[String],
+) -> Result<BTreeMap<Op, Samples>, String> {
+    let session = Session::open(options, worker).await?;
+    let mut rng = options.seed ^ (worker as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let total_weight: u32 = options.mix.iter().map(|(_, w)| *w).sum::<u32>().max(1);
+    let mut per_op: BTreeMap<Op, Samples> = BTreeMap::new();
+    let mut n: u64 = 0;
+    while Instant::now() < deadline
+        && budget
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| b.checked_sub(1))
+            .is_ok()
+    {
+        n += 1;
+        let mut pick = (next(&mut rng) % u64::from(total_weight)) as u32;
+        let op = options
+            .mix
+            .iter()
+            .find(|(_, w)| {
+                if pick < *w {
+                    true
+                } else {
+                    pick -= w;
+                    false
+                }
+            })
+            .map_or(Op::Ping, |(op, _)| *op);
+        let body = request(op, n, worker, &mut rng, references);
+        let started = Instant::now();
+        let outcome = session.post(&body).await;
+        let micros = started.elapsed().as_micros();
+        let samples = per_op.entry(op).or_default();
+        match outcome {
+            Ok((200, _, bytes)) if !is_error(&bytes) => samples.record(micros, bytes.len()),
+            Ok(_) | Err(_) => samples.errors += 1,
+        }
+    }
+    session.end().await;
+    Ok(per_op)
+}
+
+fn is_error(bytes: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(bytes).map_or(true, |v| v.get("error").is_some() || v["result"]["isError"] == true)
+}
+
+fn request(op: Op, n: u64, worker: usize, rng: &mut u64, references: &[String]) -> Value {
+    let id = n;
+    match op {
+        Op::Ping | Op::Plain => json!({"jsonrpc": "2.0", "id": id, "method": "ping"}),
+        Op::ToolsList => json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}),
+        Op::Search => {
+            let query = QUERIES[(next(rng) % QUERIES.len() as u64) as usize];
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "search", "arguments": {"query": query}}})
+        }
+        Op::Fetch => {
+            let reference = &references[(next(rng) % references.len().max(1) as u64) as usize];
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "fetch", "arguments": {"reference": reference}}})
+        }
+        Op::SaveMemory => json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "save_memory",
+            "arguments": {"content": format!("benchmark note {n} from client {worker}"), "operation_id": format!("bench-{worker}-{n}-{}", next(rng))}}}),
+    }
+}
+
+/// splitmix64: a repeatable stream per client.
+fn next(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}

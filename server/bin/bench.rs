@@ -1,0 +1,203 @@
+//! `journal-bench`: drives an MCP endpoint with concurrent clients and reports throughput and
+//! latency, beside a baseline (a minimal axum handler answering a body of the same size) that shows
+//! this machine's ceiling. See docs/performance.md for the figures and the commands behind them.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+
+use journal::bench::{self, LoadOptions, LoadReport, Op};
+
+/// Load an MCP endpoint and compare it with a baseline server on the same machine.
+#[derive(Debug, Parser)]
+#[command(name = "journal-bench", version)]
+struct Args {
+    /// The MCP endpoint, e.g. http://127.0.0.1:7659/mcp.
+    #[arg(long)]
+    url: String,
+    /// A bearer key with read access to the journal; repeat it to spread the clients over several
+    /// keys (a key holds at most 16 sessions).
+    #[arg(
+        long,
+        env = "JOURNAL_KEY",
+        hide_env_values = true,
+        value_delimiter = ',',
+        required = true
+    )]
+    key: Vec<String>,
+    /// Concurrent clients, each with its own session and connection.
+    #[arg(long, default_value_t = 32)]
+    clients: usize,
+    /// Requests in all.
+    #[arg(long, default_value_t = 20_000)]
+    requests: u64,
+    /// Stop after this many seconds even if requests remain.
+    #[arg(long, default_value_t = 120)]
+    seconds: u64,
+    /// The mix of requests, as op=weight: ping, tools/list, search, fetch, save_memory.
+    #[arg(long, default_value = "ping=1,tools/list=1,search=4,fetch=2,save_memory=1")]
+    mix: String,
+    /// The server's process id, to report its CPU time and peak memory (Linux).
+    #[arg(long)]
+    pid: Option<u32>,
+    /// Skip the baseline run.
+    #[arg(long)]
+    no_baseline: bool,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: could not start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn parse_mix(text: &str) -> Result<Vec<(Op, u32)>, String> {
+    let mut mix = Vec::new();
+    for part in text.split(',').filter(|p| !p.trim().is_empty()) {
+        let (name, weight) = part.split_once('=').unwrap_or((part, "1"));
+        let op = Op::parse(name.trim()).ok_or_else(|| {
+            format!("unknown request \"{name}\" in --mix: use ping, tools/list, search, fetch, save_memory")
+        })?;
+        let weight: u32 = weight
+            .trim()
+            .parse()
+            .map_err(|_| format!("the weight of {name} in --mix must be a whole number"))?;
+        mix.push((op, weight));
+    }
+    if mix.iter().all(|(_, w)| *w == 0) {
+        return Err("--mix needs at least one request with a weight above 0".into());
+    }
+    Ok(mix)
+}
+
+async fn run(args: Args) -> Result<(), String> {
+    let mix = parse_mix(&args.mix)?;
+    if args.clients == 0 || args.requests == 0 {
+        return Err("--clients and --requests must be at least 1".into());
+    }
+    let before = args.pid.map(cpu_seconds).transpose()?;
+    let options = LoadOptions {
+        url: args.url.clone(),
+        keys: args.key.clone(),
+        clients: args.clients,
+        requests: args.requests,
+        limit: Duration::from_secs(args.seconds),
+        mix,
+        seed: args.seed,
+    };
+    let mut report = bench::run(&options).await?;
+    let cpu = match (args.pid, before) {
+        (Some(pid), Some(before)) => Some(cpu_seconds(pid)? - before),
+        _ => None,
+    };
+    println!(
+        "journal: {} clients, {} requests, mix {}",
+        args.clients, args.requests, args.mix
+    );
+    print_report(&mut report);
+    if let (Some(pid), Some(cpu)) = (args.pid, cpu) {
+        println!(
+            "server: {cpu:.2} s CPU ({:.1} µs per request), peak RSS {} MB",
+            cpu * 1e6 / report.total().count().max(1) as f64,
+            peak_rss_mb(pid)?
+        );
+    }
+    if args.no_baseline {
+        return Ok(());
+    }
+    let size = report.total().mean_bytes();
+    let addr = bench::baseline::start(size)
+        .await
+        .map_err(|e| format!("the baseline server could not start: {e}"))?;
+    let baseline_options = LoadOptions {
+        url: format!("http://{addr}/mcp"),
+        keys: Vec::new(),
+        mix: vec![(Op::Plain, 1)],
+        ..options
+    };
+    let mut baseline = bench::run(&baseline_options).await?;
+    println!("baseline: axum answering {size} bytes, same clients and requests");
+    print_report(&mut baseline);
+    let (mut ours, mut theirs) = (report.total(), baseline.total());
+    println!(
+        "ratio to baseline: throughput {:.0}%, p50 {:.1}x, p99 {:.1}x",
+        100.0 * report.throughput() / baseline.throughput().max(1e-9),
+        ours.quantile(0.5) / theirs.quantile(0.5).max(1.0),
+        ours.quantile(0.99) / theirs.quantile(0.99).max(1.0)
+    );
+    Ok(())
+}
+
+fn print_report(report: &mut LoadReport) {
+    println!(
+        "  {:<12} {:>8} {:>7} {:>10} {:>9} {:>9} {:>9}",
+        "request", "count", "errors", "per s", "p50 µs", "p99 µs", "p99.9 µs"
+    );
+    let elapsed = report.elapsed.as_secs_f64().max(1e-9);
+    for (op, samples) in report.per_op.iter_mut() {
+        let count = samples.count();
+        let (p50, p99, p999) = (samples.quantile(0.5), samples.quantile(0.99), samples.quantile(0.999));
+        println!(
+            "  {:<12} {:>8} {:>7} {:>10.0} {:>9.0} {:>9.0} {:>9.0}",
+            op.name(),
+            count,
+            samples.errors,
+            count as f64 / elapsed,
+            p50,
+            p99,
+            p999
+        );
+    }
+    let mut total = report.total();
+    let (p50, p99, p999) = (total.quantile(0.5), total.quantile(0.99), total.quantile(0.999));
+    println!(
+        "  {:<12} {:>8} {:>7} {:>10.0} {:>9.0} {:>9.0} {:>9.0}   ({:.2} s)",
+        "all",
+        total.count(),
+        total.errors,
+        report.throughput(),
+        p50,
+        p99,
+        p999,
+        elapsed
+    );
+}
+
+/// User and system CPU time of a process, in seconds (Linux; USER_HZ is 100 on every mainstream kernel).
+fn cpu_seconds(pid: u32) -> Result<f64, String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| format!("process {pid}: {e}"))?;
+    let after_name = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest)
+        .ok_or("an unexpected /proc stat line")?;
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    Ok((ticks(11) + ticks(12)) / 100.0)
+}
+
+/// Peak resident memory of a process, in MB.
+fn peak_rss_mb(pid: u32) -> Result<u64, String> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|e| format!("process {pid}: {e}"))?;
+    let kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0);
+    Ok(kb / 1024)
+}
