@@ -148,16 +148,23 @@ pub async fn authenticate_key(pool: &Pool, key: &str) -> Result<Option<Connectio
         return Ok(None);
     }
     let digest = keys::digest(key);
-    let row = sqlx::query("SELECT connection_id, digest FROM keys WHERE digest = ?")
+    // One query finds the key, its connection and its grant.
+    let sql = format!(
+        "{CONNECTION_COLUMNS}, k.digest FROM keys k JOIN connections c ON c.id = k.connection_id
+         JOIN grants g ON g.connection_id = c.id WHERE k.digest = ?"
+    );
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(digest.to_vec())
         .fetch_optional(pool)
         .await?;
     let Some(row) = row else { return Ok(None) };
-    let stored: Vec<u8> = row.get(1);
+    let stored: Vec<u8> = row.get(10);
     if !bool::from(stored.as_slice().ct_eq(&digest)) {
         return Ok(None);
     }
-    touch_and_load(pool, &row.get::<String, _>(0)).await
+    let connection = connection_from(&row);
+    note_use(pool, &connection).await?;
+    Ok(Some(connection))
 }
 
 /// Loads a connection for a request, noting when it was last used (at most once a minute).
@@ -165,6 +172,13 @@ pub async fn touch_and_load(pool: &Pool, id: &str) -> Result<Option<Connection>,
     let Some(connection) = load(pool, id).await? else {
         return Ok(None);
     };
+    note_use(pool, &connection).await?;
+    Ok(Some(connection))
+}
+
+/// Records that a connection was used, at most once a minute: a write per request would serialise
+/// every call behind SQLite's one writer.
+async fn note_use(pool: &Pool, connection: &Connection) -> Result<(), AuthError> {
     let now = unix_now();
     if connection
         .last_used_at
@@ -172,11 +186,11 @@ pub async fn touch_and_load(pool: &Pool, id: &str) -> Result<Option<Connection>,
     {
         sqlx::query("UPDATE connections SET last_used_at = ? WHERE id = ?")
             .bind(now)
-            .bind(id)
+            .bind(&connection.id)
             .execute(pool)
             .await?;
     }
-    Ok(Some(connection))
+    Ok(())
 }
 
 /// Creates the connection of an OAuth sign-in, named after its client. Its grant starts empty; the
@@ -210,30 +224,34 @@ pub async fn create_oauth(pool: &Pool, client_name: &str) -> Result<Connection, 
 
 /// Loads a connection and its grant.
 pub async fn load(pool: &Pool, id: &str) -> Result<Option<Connection>, AuthError> {
-    let row = sqlx::query(
-        "SELECT c.id, c.kind, c.label, c.created_at, c.last_used_at, g.categories, g.whole_journal, g.write_mode, g.generation
-         FROM connections c JOIN grants g ON g.connection_id = c.id WHERE c.id = ?",
-    )
-    .bind(id)
-    .fetch_optional(pool)
-    .await?;
-    let Some(row) = row else { return Ok(None) };
+    let sql = format!("{CONNECTION_COLUMNS} FROM connections c JOIN grants g ON g.connection_id = c.id WHERE c.id = ?");
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(id)
+        .fetch_optional(pool)
+        .await?;
+    Ok(row.map(|row| connection_from(&row)))
+}
+
+/// The columns `connection_from` reads, for a query that joins `connections c` and `grants g`. The
+/// grant's facets come along as one space-separated column, so a connection costs one query.
+const CONNECTION_COLUMNS: &str = "SELECT c.id, c.kind, c.label, c.created_at, c.last_used_at, g.categories, g.whole_journal,
+    g.write_mode, g.generation,
+    (SELECT group_concat(facet_id, ' ') FROM (SELECT facet_id FROM grant_facets WHERE connection_id = c.id ORDER BY facet_id))";
+
+fn connection_from(row: &sqlx::sqlite::SqliteRow) -> Connection {
     let categories = row
         .get::<String, _>(5)
         .split_whitespace()
         .filter_map(Category::parse)
         .collect();
-    let facet_ids = if row.get::<bool, _>(6) {
-        None
-    } else {
-        Some(
-            sqlx::query_scalar("SELECT facet_id FROM grant_facets WHERE connection_id = ? ORDER BY facet_id")
-                .bind(id)
-                .fetch_all(pool)
-                .await?,
-        )
-    };
-    Ok(Some(Connection {
+    let facet_ids = (!row.get::<bool, _>(6)).then(|| {
+        row.get::<Option<String>, _>(9)
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    });
+    Connection {
         id: row.get(0),
         kind: row.get(1),
         label: row.get(2),
@@ -245,5 +263,5 @@ pub async fn load(pool: &Pool, id: &str) -> Result<Option<Connection>, AuthError
             write_mode: WriteMode::parse_stored(&row.get::<String, _>(7)),
             generation: row.get(8),
         },
-    }))
+    }
 }
