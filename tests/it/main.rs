@@ -10,6 +10,7 @@ mod http;
 mod oauth;
 mod properties;
 mod sessions;
+mod soak;
 mod store;
 mod sweep;
 mod tools;
