@@ -29,45 +29,55 @@ pub struct Connection {
 pub async fn create_key(pool: &Pool, label: &str) -> Result<(Connection, String), AuthError> {
     keys::validate_label(label).map_err(AuthError::Invalid)?;
     let (key, digest) = keys::mint().map_err(|e| AuthError::Invalid(format!("no secure random source: {e}")))?;
-    let id = uuid::Uuid::new_v4().to_string();
-    let now = unix_now();
     let mut tx = pool.begin().await?;
-    let inserted =
-        sqlx::query("INSERT INTO connections (id, kind, label, label_key, created_at) VALUES (?, 'key', ?, ?, ?)")
-            .bind(&id)
-            .bind(label)
-            .bind(keys::label_key(label))
-            .bind(now)
-            .execute(&mut *tx)
-            .await;
-    if let Err(e) = inserted {
-        return Err(if db::is_unique_violation(&e) {
+    let connection = insert_connection(&mut tx, "key", label, Some(&keys::label_key(label))).await.map_err(|e| {
+        if db::is_unique_violation(&e) {
             AuthError::Invalid(format!(
                 "a key labelled \"{label}\" already exists (labels ignore case): pick another label, or revoke that key first"
             ))
         } else {
             e.into()
-        });
-    }
+        }
+    })?;
     sqlx::query("INSERT INTO keys (connection_id, digest) VALUES (?, ?)")
-        .bind(&id)
+        .bind(&connection.id)
         .bind(digest.to_vec())
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok((connection, key))
+}
+
+/// Inserts a connection with an empty grant. `label_key` keeps key labels unique ignoring case;
+/// without one (OAuth sign-ins, whose names may repeat) the id stands in.
+async fn insert_connection(
+    tx: &mut sqlx::SqliteConnection,
+    kind: &str,
+    label: &str,
+    label_key: Option<&str>,
+) -> Result<Connection, sqlx::Error> {
+    let id = uuid::Uuid::new_v4().to_string();
+    let now = unix_now();
+    sqlx::query("INSERT INTO connections (id, kind, label, label_key, created_at) VALUES (?, ?, ?, ?, ?)")
+        .bind(&id)
+        .bind(kind)
+        .bind(label)
+        .bind(label_key.unwrap_or(&id))
+        .bind(now)
         .execute(&mut *tx)
         .await?;
     sqlx::query("INSERT INTO grants (connection_id) VALUES (?)")
         .bind(&id)
         .execute(&mut *tx)
         .await?;
-    tx.commit().await?;
-    let connection = Connection {
+    Ok(Connection {
         id,
-        kind: "key".into(),
+        kind: kind.into(),
         label: label.into(),
         created_at: now,
         last_used_at: None,
         grant: Grant::empty(),
-    };
-    Ok((connection, key))
+    })
 }
 
 /// Every key, oldest first.
@@ -196,30 +206,10 @@ async fn note_use(pool: &Pool, connection: &Connection) -> Result<(), AuthError>
 /// Creates the connection of an OAuth sign-in, named after its client. Its grant starts empty; the
 /// caller sets what the owner approved.
 pub async fn create_oauth(pool: &Pool, client_name: &str) -> Result<Connection, AuthError> {
-    let id = uuid::Uuid::new_v4().to_string();
-    let now = unix_now();
     let mut tx = pool.begin().await?;
-    // OAuth labels need not be unique (two sign-ins of one app); the id keeps the key column unique.
-    sqlx::query("INSERT INTO connections (id, kind, label, label_key, created_at) VALUES (?, 'oauth', ?, ?, ?)")
-        .bind(&id)
-        .bind(client_name)
-        .bind(&id)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-    sqlx::query("INSERT INTO grants (connection_id) VALUES (?)")
-        .bind(&id)
-        .execute(&mut *tx)
-        .await?;
+    let connection = insert_connection(&mut tx, "oauth", client_name, None).await?;
     tx.commit().await?;
-    Ok(Connection {
-        id,
-        kind: "oauth".into(),
-        label: client_name.into(),
-        created_at: now,
-        last_used_at: None,
-        grant: Grant::empty(),
-    })
+    Ok(connection)
 }
 
 /// Loads a connection and its grant.

@@ -90,6 +90,14 @@ async fn consent(server: &TestServer, fields: &[(&str, &str)]) -> Reply {
         .await
 }
 
+/// Opens the consent page for a client; answers its hidden fields (pending, csrf).
+async fn consent_form(server: &TestServer, client_id: &str, challenge: &str) -> (String, String) {
+    let resource = format!("http://{}/mcp", server.addr);
+    let page = authorize(server, &authorize_params(client_id, challenge, &resource)).await;
+    let html = String::from_utf8(page.body.to_vec()).unwrap();
+    (field(&html, "pending"), field(&html, "csrf"))
+}
+
 /// The owner approves a whole-journal grant with `categories`: answers the authorization code.
 async fn approved_code(
     server: &TestServer,
@@ -98,10 +106,7 @@ async fn approved_code(
     pairing: &str,
     categories: &[&str],
 ) -> String {
-    let resource = format!("http://{}/mcp", server.addr);
-    let page = authorize(server, &authorize_params(client_id, challenge, &resource)).await;
-    let html = String::from_utf8(page.body.to_vec()).unwrap();
-    let (pending, csrf) = (field(&html, "pending"), field(&html, "csrf"));
+    let (pending, csrf) = consent_form(server, client_id, challenge).await;
     let mut fields = vec![
         ("pending", pending.as_str()),
         ("csrf", csrf.as_str()),
@@ -515,15 +520,7 @@ async fn deny_and_forged_forms() {
     let code = open_sign_in(&server).await;
     let client_id = register_client(&server).await;
     let (_, challenge) = pkce();
-    let resource = format!("http://{}/mcp", server.addr);
-    let html = String::from_utf8(
-        authorize(&server, &authorize_params(&client_id, &challenge, &resource))
-            .await
-            .body
-            .to_vec(),
-    )
-    .unwrap();
-    let (pending, csrf) = (field(&html, "pending"), field(&html, "csrf"));
+    let (pending, csrf) = consent_form(&server, &client_id, &challenge).await;
     let forged = consent(
         &server,
         &[
