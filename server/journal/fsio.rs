@@ -53,6 +53,21 @@ fn durable_temp<'a>(path: &'a Path, bytes: &[u8]) -> io::Result<(&'a Path, std::
     }
 }
 
+/// Writes a new file whole (no reader sees a part of it) without flushing it to disk: for data that
+/// can be made again, such as the demo journal. Not for anything acknowledged to a caller.
+pub fn write_unflushed(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let parent = path
+        .parent()
+        .ok_or_else(|| io::Error::other("a file to write needs a parent folder"))?;
+    create_dir_all_durable(parent)?;
+    let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let temp = parent.join(format!(".{file_name}.{}.tmp", random_suffix()));
+    let mut file = private_options().open(&temp)?;
+    file.write_all(bytes)?;
+    drop(file);
+    fs::rename(&temp, path)
+}
+
 /// Removes a file durably; a missing file is not an error.
 pub fn remove_durable(path: &Path) -> io::Result<()> {
     match fs::remove_file(path) {
