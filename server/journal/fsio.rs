@@ -12,7 +12,7 @@ use std::path::Path;
 
 /// Writes `bytes` to `path` atomically and durably, creating parent folders as needed.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let (parent, temp) = durable_temp(path, bytes)?;
+    let (parent, temp) = write_temp(path, bytes, true)?;
     let result = fs::rename(&temp, path).and_then(|()| sync_dir(parent));
     if result.is_err() {
         let _ = fs::remove_file(&temp);
@@ -23,16 +23,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// Creates `path` only if nothing is there yet (never clobbers), atomically and durably.
 /// Answers `AlreadyExists` when the name is taken.
 pub fn create_new_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let (parent, temp) = durable_temp(path, bytes)?;
+    let (parent, temp) = write_temp(path, bytes, true)?;
     // A hard link fails when the target exists, which makes "create if absent" atomic.
     let result = fs::hard_link(&temp, path).and_then(|()| sync_dir(parent));
     let _ = fs::remove_file(&temp);
     result
 }
 
-/// Writes `bytes` to a new temporary file beside `path` and flushes it to disk; answers the parent
-/// folder and the temporary file. Dot-named, so catalog scans pass it by.
-fn durable_temp<'a>(path: &'a Path, bytes: &[u8]) -> io::Result<(&'a Path, std::path::PathBuf)> {
+/// Writes `bytes` to a new temporary file beside `path` (dot-named, so catalog scans pass it by),
+/// flushed to disk when `flush`; a failed write leaves no temporary file behind.
+fn write_temp<'a>(path: &'a Path, bytes: &[u8], flush: bool) -> io::Result<(&'a Path, std::path::PathBuf)> {
     let parent = path
         .parent()
         .ok_or_else(|| io::Error::other("a file to write needs a parent folder"))?;
@@ -42,7 +42,7 @@ fn durable_temp<'a>(path: &'a Path, bytes: &[u8]) -> io::Result<(&'a Path, std::
     let written = (|| {
         let mut file = private_options().open(&temp)?;
         file.write_all(bytes)?;
-        file.sync_all()
+        if flush { file.sync_all() } else { Ok(()) }
     })();
     match written {
         Ok(()) => Ok((parent, temp)),
@@ -56,16 +56,12 @@ fn durable_temp<'a>(path: &'a Path, bytes: &[u8]) -> io::Result<(&'a Path, std::
 /// Writes a new file whole (no reader sees a part of it) without flushing it to disk: for data that
 /// can be made again, such as the demo journal. Not for anything acknowledged to a caller.
 pub fn write_unflushed(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let parent = path
-        .parent()
-        .ok_or_else(|| io::Error::other("a file to write needs a parent folder"))?;
-    create_dir_all_durable(parent)?;
-    let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let temp = parent.join(format!(".{file_name}.{}.tmp", random_suffix()));
-    let mut file = private_options().open(&temp)?;
-    file.write_all(bytes)?;
-    drop(file);
-    fs::rename(&temp, path)
+    let (_, temp) = write_temp(path, bytes, false)?;
+    let result = fs::rename(&temp, path);
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result
 }
 
 /// Removes a file durably; a missing file is not an error.

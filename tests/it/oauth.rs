@@ -730,28 +730,7 @@ async fn code_exchange_refusals() {
     let code = open_sign_in(&server).await;
     let client_id = register_client(&server).await;
     let (verifier, challenge) = pkce();
-    let resource = format!("http://{}/mcp", server.addr);
-    let html = String::from_utf8(
-        authorize(&server, &authorize_params(&client_id, &challenge, &resource))
-            .await
-            .body
-            .to_vec(),
-    )
-    .unwrap();
-    let reply = consent(
-        &server,
-        &[
-            ("pending", &field(&html, "pending")),
-            ("csrf", &field(&html, "csrf")),
-            ("pairing_code", &code),
-            ("scope", "journal"),
-            ("category", "transcripts"),
-            ("decision", "approve"),
-        ],
-    )
-    .await;
-    let (_, params) = location(&reply);
-    let auth_code = params["code"].clone();
+    let auth_code = approved_code(&server, &client_id, &challenge, &code, &["transcripts"]).await;
     let exchange = |code: &str, client: &str, redirect: &str, verifier: &str| {
         let pairs: [(String, String); 5] = [
             ("grant_type".to_string(), "authorization_code".to_string()),
@@ -1143,19 +1122,7 @@ async fn clients_identified_by_a_metadata_document() {
         1,
         "cached for its lifetime"
     );
-    let reply = consent(
-        &server,
-        &[
-            ("pending", &field(&html, "pending")),
-            ("csrf", &field(&html, "csrf")),
-            ("pairing_code", &code),
-            ("scope", "journal"),
-            ("category", "entities"),
-            ("decision", "approve"),
-        ],
-    )
-    .await;
-    let auth_code = location(&reply).1["code"].clone();
+    let auth_code = approved_code(&server, hosted, &challenge, &code, &["entities"]).await;
     let tokens = token(
         &server,
         &[
