@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use crate::auth::audit::AuditLog;
+use crate::auth::cache::CredentialCache;
 use crate::journal::Journal;
+use crate::mcp::listing::Listings;
 use crate::mcp::session::Sessions;
 use crate::oauth::client_metadata::Fetcher;
 use crate::oauth::store::RetryCache;
@@ -19,18 +21,25 @@ pub struct AppState {
     pub fetcher: Arc<dyn Fetcher>,
     /// Writes the audit log, committing calls that arrive together in one transaction.
     pub audit: AuditLog,
+    /// Credentials verified recently, trusted until the access epoch moves.
+    pub credentials: Arc<CredentialCache>,
+    /// `tools/list` answers, serialized once per shape of grant.
+    pub listings: Arc<Listings>,
 }
 
 impl AppState {
     pub fn new(journal: Arc<Journal>, sessions: Sessions, fetcher: Arc<dyn Fetcher>) -> AppState {
         // The writer task starts here, so AppState is made inside the runtime (as the server does).
         let audit = AuditLog::start(journal.db.clone());
+        let credentials = Arc::new(CredentialCache::new(&journal.db));
         AppState {
             journal,
             sessions: Arc::new(sessions),
             refresh_retries: Arc::new(RetryCache::default()),
             fetcher,
             audit,
+            credentials,
+            listings: Arc::default(),
         }
     }
 }

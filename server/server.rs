@@ -164,7 +164,7 @@ fn with_peer(
     })
 }
 
-/// Periodic catalog sync (hand edits) and session expiry, until shutdown.
+/// Periodic catalog sync (hand edits), the durable access epoch and session expiry, until shutdown.
 fn spawn_upkeep(state: AppState, mut stop: watch::Receiver<bool>, full_sync_every: u64) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(SYNC_INTERVAL);
@@ -193,6 +193,9 @@ fn spawn_upkeep(state: AppState, mut stop: watch::Receiver<bool>, full_sync_ever
                 }
                 Ok(_) => {}
                 Err(error) => tracing::warn!(%error, "the catalog sync failed; it will be retried"),
+            }
+            if let Err(error) = state.credentials.upkeep(&state.journal.db).await {
+                tracing::warn!(%error, "could not read the durable access epoch; it will be retried");
             }
             if ticks.is_multiple_of(30) {
                 state.sessions.purge_expired();

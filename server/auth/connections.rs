@@ -7,12 +7,9 @@ use sqlx::Row;
 use subtle::ConstantTimeEq;
 
 use super::grant::{Category, Grant, WriteMode};
-use super::{AuthError, keys};
+use super::{AuthError, cache, epoch, keys};
 use crate::db::{self, Pool};
 use crate::journal::day::unix_now;
-
-/// How often `last_used_at` is written at most: a write per request would serialise every call.
-const LAST_USED_GRANULARITY_SECONDS: i64 = 60;
 
 /// One connection and its grant.
 #[derive(Debug, Clone)]
@@ -113,6 +110,7 @@ pub async fn revoke_key(pool: &Pool, label: &str) -> Result<Connection, AuthErro
         .bind(&connection.id)
         .execute(pool)
         .await?;
+    epoch::announce(pool);
     Ok(connection)
 }
 
@@ -145,6 +143,7 @@ pub async fn set_grant(
             .await?;
     }
     tx.commit().await?;
+    epoch::announce(pool);
     load(pool, connection_id)
         .await?
         .map(|c| c.grant)
@@ -172,34 +171,38 @@ pub async fn authenticate_key(pool: &Pool, key: &str) -> Result<Option<Connectio
     if !bool::from(stored.as_slice().ct_eq(&digest)) {
         return Ok(None);
     }
-    let connection = connection_from(&row);
-    note_use(pool, &connection).await?;
+    let mut connection = connection_from(&row);
+    note_use(pool, &mut connection).await?;
     Ok(Some(connection))
 }
 
 /// Loads a connection for a request, noting when it was last used (at most once a minute).
 pub async fn touch_and_load(pool: &Pool, id: &str) -> Result<Option<Connection>, AuthError> {
-    let Some(connection) = load(pool, id).await? else {
+    let Some(mut connection) = load(pool, id).await? else {
         return Ok(None);
     };
-    note_use(pool, &connection).await?;
+    note_use(pool, &mut connection).await?;
     Ok(Some(connection))
 }
 
 /// Records that a connection was used, at most once a minute: a write per request would serialise
-/// every call behind SQLite's one writer.
-async fn note_use(pool: &Pool, connection: &Connection) -> Result<(), AuthError> {
+/// every call behind SQLite's one writer. The connection is updated to match.
+async fn note_use(pool: &Pool, connection: &mut Connection) -> Result<(), AuthError> {
     let now = unix_now();
-    if connection
-        .last_used_at
-        .is_none_or(|t| now - t >= LAST_USED_GRANULARITY_SECONDS)
-    {
-        sqlx::query("UPDATE connections SET last_used_at = ? WHERE id = ?")
-            .bind(now)
-            .bind(&connection.id)
-            .execute(pool)
-            .await?;
+    if cache::is_use_due(connection.last_used_at, now) {
+        write_last_used(pool, &connection.id, now).await?;
+        connection.last_used_at = Some(now);
     }
+    Ok(())
+}
+
+/// Writes when a connection was last used (for a credential the server's cache verified).
+pub async fn write_last_used(pool: &Pool, id: &str, now: i64) -> Result<(), AuthError> {
+    sqlx::query("UPDATE connections SET last_used_at = ? WHERE id = ?")
+        .bind(now)
+        .bind(id)
+        .execute(pool)
+        .await?;
     Ok(())
 }
 

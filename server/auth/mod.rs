@@ -6,7 +6,9 @@
 //! per-call checks are one mechanism.
 
 pub mod audit;
+pub mod cache;
 pub mod connections;
+pub mod epoch;
 pub mod grant;
 pub mod keys;
 

@@ -5,15 +5,13 @@
 
 use serde_json::{Map, Value, json};
 
-use super::jsonrpc::{self, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND};
+use super::jsonrpc::{self, Encoded, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND};
+use super::listing;
 use super::protocol::Version;
 use super::tools::{self, ToolContext, ToolError};
 use crate::app::AppState;
 use crate::auth::Connection;
 use crate::auth::audit::{self, Outcome};
-
-/// How many tools one `tools/list` page holds.
-const TOOLS_PAGE: usize = 50;
 
 /// Who is asking, in which session.
 pub struct Caller {
@@ -25,10 +23,16 @@ pub struct Caller {
 }
 
 /// Answers one request (never a notification) with a JSON-RPC response.
-pub async fn request(state: &AppState, caller: &Caller, id: Value, method: &str, params: Map<String, Value>) -> Value {
-    match method {
+pub async fn request(
+    state: &AppState,
+    caller: &Caller,
+    id: Value,
+    method: &str,
+    params: Map<String, Value>,
+) -> Encoded {
+    let reply = match method {
         "ping" => jsonrpc::result(id, json!({})),
-        "tools/list" => tools_list(state, caller, id, &params),
+        "tools/list" => return tools_list(state, caller, id, &params),
         "tools/call" => tools_call(state, caller, id, params).await,
         "initialize" => jsonrpc::error(
             id,
@@ -36,7 +40,8 @@ pub async fn request(state: &AppState, caller: &Caller, id: Value, method: &str,
             "this session is already initialized; initialize starts a new session on its own request",
         ),
         other => jsonrpc::error(id, METHOD_NOT_FOUND, format!("method not found: {other}")),
-    }
+    };
+    Encoded::value(&reply)
 }
 
 fn context<'a>(state: &'a AppState, caller: &'a Caller) -> ToolContext<'a> {
@@ -47,52 +52,29 @@ fn context<'a>(state: &'a AppState, caller: &'a Caller) -> ToolContext<'a> {
     }
 }
 
-fn tools_list(state: &AppState, caller: &Caller, id: Value, params: &Map<String, Value>) -> Value {
-    let offset = match params.get("cursor") {
-        None | Some(Value::Null) => 0,
-        Some(Value::String(cursor)) => match decode_cursor(cursor) {
-            Some(offset) => offset,
-            None => {
-                return jsonrpc::error(
-                    id,
-                    INVALID_PARAMS,
-                    "invalid cursor: use a nextCursor from tools/list, or none",
-                );
-            }
-        },
-        Some(_) => return jsonrpc::error(id, INVALID_PARAMS, "cursor must be a string"),
-    };
-    let context = context(state, caller);
-    let offered: Vec<_> = tools::ALL.iter().filter(|t| t.offered(&caller.connection)).collect();
-    if offset > offered.len() {
-        return jsonrpc::error(
+fn tools_list(state: &AppState, caller: &Caller, id: Value, params: &Map<String, Value>) -> Encoded {
+    let invalid_cursor = |id| {
+        Encoded::value(&jsonrpc::error(
             id,
             INVALID_PARAMS,
             "invalid cursor: use a nextCursor from tools/list, or none",
-        );
-    }
-    let page: Vec<Value> = offered
-        .iter()
-        .skip(offset)
-        .take(TOOLS_PAGE)
-        .map(|t| t.listing(&context, caller.version))
-        .collect();
-    let mut result = json!({ "tools": page });
-    if offset + TOOLS_PAGE < offered.len() {
-        result["nextCursor"] = json!(encode_cursor(offset + TOOLS_PAGE));
-    }
+        ))
+    };
+    let offset = match params.get("cursor") {
+        None | Some(Value::Null) => 0,
+        Some(Value::String(cursor)) => match listing::decode_cursor(cursor) {
+            Some(offset) => offset,
+            None => return invalid_cursor(id),
+        },
+        Some(_) => return Encoded::value(&jsonrpc::error(id, INVALID_PARAMS, "cursor must be a string")),
+    };
+    let Some(result) = state.listings.result(&context(state, caller), caller.version, offset) else {
+        return invalid_cursor(id);
+    };
     state
         .sessions
         .set_listed(&caller.session_id, caller.connection.grant.generation);
-    jsonrpc::result(id, result)
-}
-
-fn encode_cursor(offset: usize) -> String {
-    format!("tools-{offset}")
-}
-
-fn decode_cursor(cursor: &str) -> Option<usize> {
-    cursor.strip_prefix("tools-")?.parse().ok().filter(|n| *n > 0)
+    Encoded::result_text(&id, &result)
 }
 
 async fn tools_call(state: &AppState, caller: &Caller, id: Value, mut params: Map<String, Value>) -> Value {
@@ -194,17 +176,4 @@ async fn refuse(state: &AppState, caller: &Caller, id: Value, tool: &str, messag
         );
     }
     jsonrpc::error(id, INVALID_PARAMS, message)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tool_cursors() {
-        assert_eq!(decode_cursor(&encode_cursor(50)), Some(50));
-        for bad in ["", "tools-", "tools-0", "tools--1", "50", "tools-x"] {
-            assert_eq!(decode_cursor(bad), None, "{bad}");
-        }
-    }
 }

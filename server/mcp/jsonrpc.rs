@@ -74,9 +74,47 @@ pub fn error(id: Value, code: i64, message: impl Into<String>) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message.into() } })
 }
 
+/// A reply, serialized. Replies are text so that an answer kept as text (a cached tool list) is
+/// spliced in rather than parsed and serialized again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Encoded(String);
+
+impl Encoded {
+    /// Serializes a reply built as a value.
+    pub fn value(reply: &Value) -> Encoded {
+        Encoded(reply.to_string())
+    }
+
+    /// A success reply whose result is already JSON text (one complete JSON value).
+    pub fn result_text(id: &Value, result: &str) -> Encoded {
+        Encoded(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#))
+    }
+
+    /// Several replies as one JSON array (a batch's answer).
+    pub fn batch(replies: &[Encoded]) -> String {
+        let parts: Vec<&str> = replies.iter().map(|r| r.0.as_str()).collect();
+        format!("[{}]", parts.join(","))
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encoded_replies_are_the_json_they_stand_for() {
+        let spliced = Encoded::result_text(&json!("a\"b"), r#"{"tools":[]}"#);
+        let value: Value = serde_json::from_str(&spliced.clone().into_string()).unwrap();
+        assert_eq!(value, result(json!("a\"b"), json!({"tools": []})));
+        let batch = Encoded::batch(&[spliced, Encoded::value(&error(json!(7), INVALID_PARAMS, "no"))]);
+        let value: Value = serde_json::from_str(&batch).unwrap();
+        assert_eq!(value[1]["error"]["code"], INVALID_PARAMS);
+        assert_eq!(value.as_array().unwrap().len(), 2);
+    }
 
     #[test]
     fn classifies_messages() {

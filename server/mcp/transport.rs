@@ -21,14 +21,11 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::dispatch::{self, Caller};
-use super::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, Message, PARSE_ERROR};
+use super::jsonrpc::{self, Encoded, INVALID_PARAMS, INVALID_REQUEST, Message, PARSE_ERROR};
 use super::protocol::Version;
 use super::session::SessionError;
 use crate::app::AppState;
 use crate::auth::Connection;
-use crate::auth::connections;
-use crate::journal::day::unix_now;
-use crate::oauth;
 use crate::routes::Route;
 
 /// The largest request body, from the reference: 64 KiB.
@@ -85,9 +82,11 @@ pub async fn post(
         single => match jsonrpc::classify(&single) {
             Err((id, why)) => json_response(StatusCode::BAD_REQUEST, jsonrpc::error(id, INVALID_REQUEST, why)),
             Ok(Message::Notification { .. } | Message::Response) => StatusCode::ACCEPTED.into_response(),
-            Ok(Message::Request { id, method, params }) => json_response(
+            Ok(Message::Request { id, method, params }) => text_response(
                 StatusCode::OK,
-                dispatch::request(&state, &caller, id, &method, params).await,
+                dispatch::request(&state, &caller, id, &method, params)
+                    .await
+                    .into_string(),
             ),
         },
     }
@@ -222,7 +221,7 @@ async fn batch(state: &AppState, caller: &Caller, items: Vec<Value>) -> Response
     let mut replies = Vec::new();
     for item in items {
         match jsonrpc::classify(&item) {
-            Err((id, why)) => replies.push(jsonrpc::error(id, INVALID_REQUEST, why)),
+            Err((id, why)) => replies.push(Encoded::value(&jsonrpc::error(id, INVALID_REQUEST, why))),
             Ok(Message::Notification { .. } | Message::Response) => {}
             Ok(Message::Request { id, method, params }) => {
                 replies.push(dispatch::request(state, caller, id, &method, params).await)
@@ -232,7 +231,7 @@ async fn batch(state: &AppState, caller: &Caller, items: Vec<Value>) -> Response
     if replies.is_empty() {
         StatusCode::ACCEPTED.into_response()
     } else {
-        json_response(StatusCode::OK, Value::Array(replies))
+        text_response(StatusCode::OK, Encoded::batch(&replies))
     }
 }
 
@@ -252,18 +251,9 @@ async fn authenticate(state: &AppState, route: &Route, headers: &HeaderMap) -> R
             "the journal could not check credentials; try again",
         )
     };
-    let db = &state.journal.db;
     let connection = match bearer {
-        // Access tokens work only on the route that issued them; keys only where the route takes keys.
-        Some(token) if token.starts_with(oauth::ACCESS_PREFIX) => {
-            oauth::store::authenticate_access(db, token, route.name, unix_now())
-                .await
-                .map_err(|e| failed(e.to_string()))?
-        }
-        Some(token) if route.accepts_keys() => connections::authenticate_key(db, token)
-            .await
-            .map_err(|e| failed(e.to_string()))?,
-        _ => None,
+        Some(token) => super::credentials::check(state, route, token).await.map_err(failed)?,
+        None => None,
     };
     connection.ok_or_else(|| unauthorized(&route.origin(headers), bearer.is_some()))
 }
@@ -331,7 +321,11 @@ fn session_header(headers: &HeaderMap) -> Option<String> {
 }
 
 fn json_response(status: StatusCode, body: Value) -> Response {
-    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+    text_response(status, body.to_string())
+}
+
+fn text_response(status: StatusCode, json: String) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], json).into_response()
 }
 
 /// An HTTP-level refusal carrying a JSON-RPC error without an id.

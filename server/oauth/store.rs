@@ -10,7 +10,7 @@ use sqlx::Row;
 use subtle::ConstantTimeEq;
 
 use super::{OAuthError, digest, pairing, pkce, secret};
-use crate::auth::{Category, Connection, connections};
+use crate::auth::{Category, Connection, connections, epoch};
 use crate::db::Pool;
 
 /// A registered client.
@@ -518,6 +518,7 @@ pub async fn exchange_code(
             .bind(&connection_id)
             .execute(pool)
             .await?;
+        epoch::announce(pool);
         tracing::warn!(client = %client_id, "an authorization code was used twice; its grant is revoked");
         return Err(OAuthError::invalid_grant(
             "the authorization code was already used; the grant it issued is revoked",
@@ -663,6 +664,7 @@ pub async fn refresh(
             .bind(&connection_id)
             .execute(pool)
             .await?;
+        epoch::announce(pool);
         tracing::warn!(client = %client_id, "a rotated-out refresh token was presented again; the grant is revoked");
         return Err(OAuthError::invalid_grant(
             "the refresh token was already used; the grant is revoked, sign in again",
@@ -710,13 +712,14 @@ pub async fn authenticate_access(
     token: &str,
     route: &str,
     now: i64,
-) -> Result<Option<Connection>, OAuthError> {
+) -> Result<Option<(Connection, i64)>, OAuthError> {
     if !token.starts_with(super::ACCESS_PREFIX) || token.len() > 256 {
         return Ok(None);
     }
     let token_digest = digest(token);
     let row = sqlx::query(
-        "SELECT t.digest, t.connection_id FROM oauth_tokens t JOIN oauth_grants g ON g.connection_id = t.connection_id
+        "SELECT t.digest, t.connection_id, min(t.expires_at, g.expires_at) FROM oauth_tokens t
+         JOIN oauth_grants g ON g.connection_id = t.connection_id
          WHERE t.digest = ? AND t.kind = 'access' AND t.expires_at > ?2 AND g.expires_at > ?2 AND g.route = ?3",
     )
     .bind(&token_digest)
@@ -729,9 +732,11 @@ pub async fn authenticate_access(
     if !bool::from(stored.as_slice().ct_eq(&token_digest)) {
         return Ok(None);
     }
-    connections::touch_and_load(pool, &row.get::<String, _>(1))
+    let valid_until: i64 = row.get(2);
+    let connection = connections::touch_and_load(pool, &row.get::<String, _>(1))
         .await
-        .map_err(|e| OAuthError::server(e.to_string()))
+        .map_err(|e| OAuthError::server(e.to_string()))?;
+    Ok(connection.map(|connection| (connection, valid_until)))
 }
 
 /// Revokes a token (RFC 7009): a refresh token ends its whole grant, an access token only itself.
@@ -758,6 +763,7 @@ pub async fn revoke_token(pool: &Pool, token: &str, client_id: Option<&str>) -> 
             .execute(pool)
             .await?;
     }
+    epoch::announce(pool);
     Ok(())
 }
 
@@ -812,6 +818,7 @@ pub async fn revoke_client(pool: &Pool, client_id: &str) -> Result<u64, OAuthErr
         .await?
         .rows_affected();
     tx.commit().await?;
+    epoch::announce(pool);
     if ended == 0 && clients == 0 {
         return Err(OAuthError::invalid_request(format!(
             "no client has the id {client_id}: see `journal mcp oauth list`"

@@ -13,7 +13,7 @@ fn journal(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn ok(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn ok(dir: &Path, args: &[&str]) -> String {
     let out = journal(dir, args);
     assert!(
         out.status.success(),

@@ -3,7 +3,7 @@
 use hyper::StatusCode;
 use serde_json::{Value, json};
 
-use crate::harness::{Client, TestServer};
+use crate::harness::{Client, TestServer, eventually};
 
 fn enum_of(tool: &Value, property: &str) -> Option<Vec<String>> {
     tool["inputSchema"]["properties"].get(property).map(|p| {
@@ -193,4 +193,73 @@ async fn changes_take_effect_at_once_in_open_sessions() {
         StatusCode::UNAUTHORIZED,
         "a revoked key is refused in its open session"
     );
+}
+
+/// The CLI beside a running server, as the owner runs it.
+async fn cli(server: &TestServer, args: &'static [&'static str]) -> String {
+    let root = server.root().to_path_buf();
+    tokio::task::spawn_blocking(move || crate::cli::ok(&root, args))
+        .await
+        .unwrap()
+}
+
+async fn ping_status(client: &Client) -> StatusCode {
+    client
+        .post(&json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}))
+        .await
+        .status
+}
+
+// The server keeps verified credentials in memory; another process's change must reach it as soon
+// as that process has committed it, through the access epoch.
+#[tokio::test]
+async fn the_cli_beside_a_running_server_narrows_and_revokes_at_once() {
+    let server = TestServer::start().await;
+    let key = server.key("script", &["transcripts", "entities"], None).await;
+    let client = Client::connected(&server.url(), &key).await;
+    assert_eq!(client.tool_names().await.len(), 9);
+    assert_eq!(ping_status(&client).await, StatusCode::OK, "the key is cached now");
+
+    cli(
+        &server,
+        &[
+            "mcp",
+            "permission",
+            "set",
+            "--token",
+            "script",
+            "--category",
+            "entities",
+        ],
+    )
+    .await;
+    assert_eq!(client.tool_names().await.len(), 7, "narrowed by another process");
+    let refused = client.refused("list_transcripts", json!({})).await;
+    assert!(refused.contains("does not include list_transcripts"), "{refused}");
+
+    cli(&server, &["mcp", "token", "revoke", "--label", "script"]).await;
+    assert_eq!(ping_status(&client).await, StatusCode::UNAUTHORIZED);
+}
+
+// Should the fast signal be lost (here: its file deleted under the running server, which keeps the
+// old one open), the durable epoch in journal.db still carries the change within seconds.
+#[tokio::test]
+async fn a_lost_announcement_still_applies_within_seconds() {
+    let server = TestServer::start().await;
+    let key = server.key("script", &["transcripts"], None).await;
+    let client = Client::connected(&server.url(), &key).await;
+    assert_eq!(ping_status(&client).await, StatusCode::OK);
+    std::fs::remove_file(server.root().join(journal::auth::epoch::FILE_NAME)).unwrap();
+    cli(&server, &["mcp", "token", "revoke", "--label", "script"]).await;
+    let refused = eventually(60, || async { ping_status(&client).await == StatusCode::UNAUTHORIZED }).await;
+    assert!(
+        refused,
+        "the revoked key is refused once the server reads the durable epoch"
+    );
+    // And the server follows the new file from then on.
+    let other = server.key("other", &["transcripts"], None).await;
+    let client = Client::connected(&server.url(), &other).await;
+    assert_eq!(ping_status(&client).await, StatusCode::OK);
+    cli(&server, &["mcp", "token", "revoke", "--label", "other"]).await;
+    assert_eq!(ping_status(&client).await, StatusCode::UNAUTHORIZED);
 }
