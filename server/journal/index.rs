@@ -8,7 +8,7 @@
 use std::ops::Bound;
 use std::path::Path;
 
-use tantivy::collector::{Count, TopDocs};
+use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, Occur, Query, QueryParser, RangeQuery, TermSetQuery};
 use tantivy::schema::{Field, INDEXED, STORED, STRING, Schema, TEXT, TantivyDocument, Value};
 use tantivy::snippet::SnippetGenerator;
@@ -154,8 +154,15 @@ impl SearchIndex {
         // Lenient: an agent's stray quote or colon must not turn into an error or a field lookup.
         let (text_query, _) = parser.parse_query_lenient(&sanitize(&query.text));
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, text_query.box_clone())];
-        let categories = query.categories.iter().map(|c| Term::from_field_text(f.category, c));
-        clauses.push((Occur::Must, Box::new(TermSetQuery::new(categories))));
+        // A filter that every document passes only slows the search down (the conjunction visits
+        // every match instead of skipping by score), so a query that may see every category has none.
+        let every_category = super::CATEGORIES
+            .iter()
+            .all(|c| query.categories.iter().any(|q| q == c));
+        if !every_category {
+            let categories = query.categories.iter().map(|c| Term::from_field_text(f.category, c));
+            clauses.push((Occur::Must, Box::new(TermSetQuery::new(categories))));
+        }
         if let Some(facets) = &query.facets {
             let terms = facets.iter().map(|c| Term::from_field_text(f.facet, c));
             clauses.push((Occur::Must, Box::new(TermSetQuery::new(terms))));
@@ -168,11 +175,16 @@ impl SearchIndex {
                 Box::new(RangeQuery::new(bound(query.day_from), bound(query.day_to))),
             ));
         }
-        let full = BooleanQuery::new(clauses);
+        // Only the top of the ranking is collected: counting every match as well would switch off
+        // the top-k pruning that lets a frequent word skip most of its postings.
         let top = TopDocs::with_limit(query.limit + 1)
             .and_offset(query.offset)
             .order_by_score();
-        let (docs, _count) = searcher.search(&full, &(top, Count))?;
+        let docs = if clauses.len() == 1 {
+            searcher.search(&*text_query, &top)?
+        } else {
+            searcher.search(&BooleanQuery::new(clauses), &top)?
+        };
         let more = docs.len() > query.limit;
         let mut snippets = SnippetGenerator::create(&searcher, &*text_query, f.body)?;
         snippets.set_max_num_chars(SNIPPET_CHARS);
