@@ -60,6 +60,17 @@ struct Stamp {
     size: i64,
 }
 
+impl SyncReport {
+    /// Adds what one chunk of a sync did.
+    fn add(&mut self, chunk: SyncReport) {
+        self.indexed += chunk.indexed;
+        self.removed += chunk.removed;
+        self.failed.extend(chunk.failed);
+        self.facets_changed |= chunk.facets_changed;
+        self.bytes += chunk.bytes;
+    }
+}
+
 /// The catalog row of one parsed file.
 struct Parsed {
     path: String,
@@ -121,15 +132,39 @@ pub(super) async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncRep
     };
     let worker = Arc::clone(journal);
     let scope = (!full).then(|| to_scan.clone());
-    let outcome = tokio::task::spawn_blocking(move || index_changes(&worker, known, scope))
+    let (mut changed, removed) = tokio::task::spawn_blocking(move || plan_changes(&worker, known, scope))
         .await
-        .map_err(|e| JournalError::Invalid(format!("the indexing task failed: {e}")))??;
-    let Some((parsed, removed, mut report)) = outcome else {
-        return Ok(SyncReport {
-            deferred: true,
-            ..SyncReport::default()
-        });
-    };
+        .map_err(|e| JournalError::Invalid(format!("the scanning task failed: {e}")))??;
+    let mut report = SyncReport::default();
+    // Removals go with the first chunk; every chunk is indexed and committed, then cataloged, so
+    // a sync holds one chunk's text at a time and a crash or a busy writer keeps every chunk done.
+    // A chunk's catalog rows are written while the next chunk is parsed and indexed: SQLite and
+    // tantivy then share the two cores instead of taking turns.
+    let mut gone_now = removed;
+    let mut cataloging: Option<tokio::task::JoinHandle<Result<(), JournalError>>> = None;
+    while !changed.is_empty() || !gone_now.is_empty() {
+        let rest = changed.split_off(changed.len().min(CHUNK_FILES));
+        let chunk = std::mem::replace(&mut changed, rest);
+        let gone = std::mem::take(&mut gone_now);
+        let worker = Arc::clone(journal);
+        let outcome = tokio::task::spawn_blocking(move || index_chunk(&worker, chunk, gone)).await;
+        if let Some(previous) = cataloging.take() {
+            finish(previous).await?;
+        }
+        let outcome = outcome.map_err(|e| JournalError::Invalid(format!("the indexing task failed: {e}")))??;
+        let Some((parsed, gone, done)) = outcome else {
+            report.deferred = true;
+            return Ok(report);
+        };
+        report.add(done);
+        let worker = Arc::clone(journal);
+        cataloging = Some(tokio::spawn(
+            async move { write_catalog(&worker, &parsed, &gone).await },
+        ));
+    }
+    if let Some(previous) = cataloging.take() {
+        finish(previous).await?;
+    }
     let new_stamps = match previous {
         Some(mut stamps) if !full => {
             for dir in &to_scan {
@@ -142,45 +177,6 @@ pub(super) async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncRep
         }
         _ => folders,
     };
-    let mut tx = journal.db.begin().await?;
-    for path in &removed {
-        sqlx::query("DELETE FROM items WHERE path = ?")
-            .bind(path)
-            .execute(&mut *tx)
-            .await?;
-    }
-    for item in &parsed {
-        sqlx::query(
-            "INSERT INTO items (path, kind, day, start, title, mtime_ns, size, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-             ON CONFLICT (path) DO UPDATE SET kind = excluded.kind, day = excluded.day, start = excluded.start,
-               title = excluded.title, mtime_ns = excluded.mtime_ns, size = excluded.size, error = excluded.error",
-        )
-        .bind(&item.path)
-        .bind(item.kind.as_str())
-        .bind(item.day)
-        .bind(item.start)
-        .bind(&item.title)
-        .bind(item.stamp.mtime_ns)
-        .bind(item.stamp.size)
-        .bind(&item.error)
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query("DELETE FROM item_facets WHERE path = ?")
-            .bind(&item.path)
-            .execute(&mut *tx)
-            .await?;
-        for facet in &item.facets {
-            sqlx::query("INSERT OR IGNORE INTO item_facets (path, facet) VALUES (?, ?)")
-                .bind(&item.path)
-                .bind(facet)
-                .execute(&mut *tx)
-                .await?;
-        }
-        if let Some(error) = &item.error {
-            report.failed.push((item.path.clone(), error.clone()));
-        }
-    }
-    tx.commit().await?;
     report.folders_scanned = to_scan.len();
     if let Ok(mut stamps) = journal.folder_stamps.lock() {
         *stamps = Some(new_stamps);
@@ -189,6 +185,80 @@ pub(super) async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncRep
         tracing::warn!(file = %path, %error, "a journal file could not be read; it is left out of search until it changes");
     }
     Ok(report)
+}
+
+/// Waits for a chunk's catalog transaction.
+async fn finish(task: tokio::task::JoinHandle<Result<(), JournalError>>) -> Result<(), JournalError> {
+    task.await
+        .map_err(|e| JournalError::Invalid(format!("the catalog task failed: {e}")))?
+}
+
+/// Files indexed per index commit and catalog transaction: what bounds a sync's memory (one chunk's
+/// parsed text, about 27 MB of demo transcripts) however large the journal is. Larger chunks mean
+/// fewer commits, each of which waits for tantivy's merges.
+// Unit tests use tiny chunks, so that a journal of a few dozen files is synced in many.
+const CHUNK_FILES: usize = if cfg!(test) { 7 } else { 20_000 };
+
+/// Writes the catalog rows of one indexed chunk in one transaction. The rows travel as one JSON
+/// array per statement (`json_each`), so a chunk costs four statements rather than a few per file,
+/// and every statement stays a fixed string with bound parameters.
+async fn write_catalog(journal: &Journal, parsed: &[Parsed], removed: &[String]) -> Result<(), JournalError> {
+    let rows: Vec<serde_json::Value> = parsed
+        .iter()
+        .map(|item| {
+            serde_json::json!([
+                item.path,
+                item.kind.as_str(),
+                item.day,
+                item.start,
+                item.title,
+                item.stamp.mtime_ns,
+                item.stamp.size,
+                item.error
+            ])
+        })
+        .collect();
+    let paths: Vec<&str> = parsed.iter().map(|item| item.path.as_str()).collect();
+    let facets: Vec<(&str, &str)> = parsed
+        .iter()
+        .flat_map(|item| item.facets.iter().map(|facet| (item.path.as_str(), facet.as_str())))
+        .collect();
+    let mut tx = journal.db.begin().await?;
+    if !removed.is_empty() {
+        sqlx::query("DELETE FROM items WHERE path IN (SELECT value FROM json_each(?))")
+            .bind(json_array(&removed))
+            .execute(&mut *tx)
+            .await?;
+    }
+    if !parsed.is_empty() {
+        sqlx::query(
+            "INSERT INTO items (path, kind, day, start, title, mtime_ns, size, error)
+             SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7
+             FROM json_each(?) WHERE true
+             ON CONFLICT (path) DO UPDATE SET kind = excluded.kind, day = excluded.day, start = excluded.start,
+               title = excluded.title, mtime_ns = excluded.mtime_ns, size = excluded.size, error = excluded.error",
+        )
+        .bind(json_array(&rows))
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("DELETE FROM item_facets WHERE path IN (SELECT value FROM json_each(?))")
+            .bind(json_array(&paths))
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "INSERT OR IGNORE INTO item_facets (path, facet) SELECT value ->> 0, value ->> 1 FROM json_each(?)",
+        )
+        .bind(json_array(&facets))
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Rows as one JSON array for `json_each`. Strings, numbers and nulls always serialize.
+fn json_array<T: serde::Serialize>(rows: &T) -> String {
+    serde_json::to_string(rows).unwrap_or_else(|_| "[]".into())
 }
 
 /// The catalog's rows, all of them or those of one folder.
@@ -222,27 +292,41 @@ async fn known_rows(journal: &Journal, folder: Option<&str>) -> Result<HashMap<S
         .collect())
 }
 
-type Changes = Option<(Vec<Parsed>, Vec<String>, SyncReport)>;
+/// Files that changed (path, kind, stamp), and catalog rows whose files are gone.
+type Plan = (Vec<(String, Kind, Stamp)>, Vec<String>);
 
-fn index_changes(
+/// Compares the files on disk (all, or those of some folders) with the catalog's rows.
+fn plan_changes(
     journal: &Journal,
     mut known: HashMap<String, Stamp>,
     folders: Option<Vec<String>>,
-) -> Result<Changes, JournalError> {
+) -> Result<Plan, JournalError> {
     let on_disk = match folders {
         None => scan(journal.root())?,
         Some(folders) => scan_folders(journal.root(), &folders)?,
     };
     let mut changed = Vec::new();
-    for (path, (kind, stamp)) in &on_disk {
-        if known.remove(path) != Some(*stamp) {
-            changed.push((path.clone(), *kind, *stamp));
+    for (path, (kind, stamp)) in on_disk {
+        if known.remove(&path) != Some(stamp) {
+            changed.push((path, kind, stamp));
         }
     }
-    let removed: Vec<String> = known.into_keys().collect();
-    if changed.is_empty() && removed.is_empty() {
-        return Ok(Some((Vec::new(), Vec::new(), SyncReport::default())));
-    }
+    // In path order, so chunks follow the folders (and a day's files are indexed together).
+    changed.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok((changed, known.into_keys().collect()))
+}
+
+/// What one chunk left for the catalog: its parsed rows (without their text), the removed paths and
+/// its part of the report. None: another process holds the index writer.
+type Chunk = Option<(Vec<Parsed>, Vec<String>, SyncReport)>;
+
+/// Parses and indexes one chunk of changed files (and removes the documents of gone ones), and
+/// commits the index.
+fn index_chunk(
+    journal: &Journal,
+    changed: Vec<(String, Kind, Stamp)>,
+    removed: Vec<String>,
+) -> Result<Chunk, JournalError> {
     let writer = match journal.index.writer() {
         Ok(writer) => writer,
         Err(tantivy::TantivyError::LockFailure(..)) => return Ok(None),
@@ -252,13 +336,16 @@ fn index_changes(
     let mut parsed = Vec::with_capacity(changed.len());
     for (path, kind, stamp) in changed {
         report.facets_changed |= kind == Kind::Facet;
-        let item = parse(journal.root(), &path, kind, stamp);
+        let mut item = parse(journal.root(), &path, kind, stamp);
         journal.index.remove(&writer, &path);
-        for doc in &item.docs {
+        for doc in std::mem::take(&mut item.docs) {
             report.bytes += doc.body.len() as u64;
-            journal.index.put(&writer, doc)?;
+            journal.index.put(&writer, &doc)?;
         }
         report.indexed += usize::from(item.error.is_none());
+        if let Some(error) = &item.error {
+            report.failed.push((item.path.clone(), error.clone()));
+        }
         parsed.push(item);
     }
     for path in &removed {
@@ -485,4 +572,64 @@ fn fill_segment(item: &mut Parsed, segment: Segment) {
         title: item.title.clone(),
         body: segment.searchable_text(),
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::day::Day;
+    use crate::journal::demo;
+
+    async fn count(journal: &Journal, sql: &'static str) -> usize {
+        let n: i64 = sqlx::query_scalar(sql).fetch_one(&journal.db).await.unwrap();
+        n as usize
+    }
+
+    #[tokio::test]
+    async fn a_sync_of_many_chunks_catalogs_and_indexes_every_file_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = demo::DemoOptions {
+            days: 5,
+            segments_per_day: 5,
+            seed: 3,
+            end: Day::parse("2026-11-30").unwrap(),
+        };
+        let written = demo::write(dir.path(), &options).unwrap();
+        let files = written.facets + written.entities + written.segments;
+        assert!(files > 3 * CHUNK_FILES, "{files} files make several chunks");
+        let journal = Journal::open(dir.path()).await.unwrap();
+        assert_eq!(count(&journal, "SELECT count(*) FROM items").await, files);
+        assert_eq!(
+            count(&journal, "SELECT count(*) FROM items WHERE error IS NOT NULL").await,
+            0
+        );
+        assert_eq!(
+            count(
+                &journal,
+                "SELECT count(DISTINCT path) FROM item_facets WHERE path LIKE 'transcripts/%'"
+            )
+            .await,
+            written.segments,
+            "every segment's facets are cataloged"
+        );
+        let documents = journal.index.len();
+        assert!(documents as usize >= files);
+
+        let segments: Vec<String> = sqlx::query_scalar("SELECT path FROM items WHERE kind = 'transcript' LIMIT 2")
+            .fetch_all(&journal.db)
+            .await
+            .unwrap();
+        for path in &segments {
+            std::fs::remove_file(dir.path().join(path)).unwrap();
+        }
+        let report = journal.sync_to(Depth::Full).await.unwrap();
+        assert_eq!((report.indexed, report.removed), (0, 2));
+        assert_eq!(count(&journal, "SELECT count(*) FROM items").await, files - 2);
+        assert_eq!(journal.index.len(), documents - 2);
+
+        let report = journal.reindex().await.unwrap();
+        assert_eq!(report.indexed, files - 2);
+        assert_eq!(journal.index.len(), documents - 2, "replaced, not added twice");
+        assert_eq!(count(&journal, "SELECT count(*) FROM items").await, files - 2);
+    }
 }
