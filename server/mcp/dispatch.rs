@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use super::jsonrpc::{self, Encoded, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND};
 use super::listing;
 use super::protocol::Version;
-use super::tools::{self, ToolContext, ToolError};
+use super::tools::{self, ToolContext, ToolError, ToolOutput};
 use crate::app::AppState;
 use crate::auth::Connection;
 use crate::auth::audit::{self, Outcome};
@@ -33,7 +33,7 @@ pub async fn request(
     let reply = match method {
         "ping" => jsonrpc::result(id, json!({})),
         "tools/list" => return tools_list(state, caller, id, &params),
-        "tools/call" => tools_call(state, caller, id, params).await,
+        "tools/call" => return tools_call(state, caller, id, params).await,
         "initialize" => jsonrpc::error(
             id,
             jsonrpc::INVALID_REQUEST,
@@ -77,7 +77,7 @@ fn tools_list(state: &AppState, caller: &Caller, id: Value, params: &Map<String,
     Encoded::result_text(&id, &result)
 }
 
-async fn tools_call(state: &AppState, caller: &Caller, id: Value, mut params: Map<String, Value>) -> Value {
+async fn tools_call(state: &AppState, caller: &Caller, id: Value, mut params: Map<String, Value>) -> Encoded {
     // Malformed calls are protocol errors, but they are calls all the same: each is audited.
     let name = match params.remove("name") {
         Some(Value::String(name)) => name,
@@ -129,32 +129,45 @@ async fn tools_call(state: &AppState, caller: &Caller, id: Value, mut params: Ma
     if let Err(error) = state.audit.record(record).await {
         // No result leaves without its audit record.
         tracing::error!(%error, "the audit log could not be written; the call's result is withheld");
-        return jsonrpc::error(
+        return Encoded::value(&jsonrpc::error(
             id,
             INTERNAL_ERROR,
             "the call could not be recorded in the audit log, so its result is withheld; try again",
-        );
+        ));
     }
-    let mut result = match outcome {
-        Ok(output) => {
-            let text = output.value.to_string();
-            let mut result = json!({ "content": [{ "type": "text", "text": text }], "isError": false });
-            if caller.version.has_structured_tools() {
-                result["structuredContent"] = output.value;
-            }
-            result
-        }
-        Err(error) => json!({ "content": [{ "type": "text", "text": error.to_string() }], "isError": true }),
+    // Several clients ignore notifications/tools/list_changed; say it in the result too.
+    let list_changed = caller.listed_generation != connection.grant.generation;
+    let result = call_result(outcome, caller.version.has_structured_tools(), list_changed);
+    Encoded::result_text(&id, &result)
+}
+
+/// The `tools/call` result as JSON text. A success carries its serialized output twice: as the text
+/// block, and (from 2025-06-18) spliced in as `structuredContent`, so it is serialized once.
+fn call_result(outcome: Result<ToolOutput, ToolError>, structured: bool, list_changed: bool) -> String {
+    let meta = if list_changed {
+        r#","_meta":{"tools_list_changed":true}"#
+    } else {
+        ""
     };
-    if caller.listed_generation != connection.grant.generation {
-        // Several clients ignore notifications/tools/list_changed; say it in the result too.
-        result["_meta"] = json!({ "tools_list_changed": true });
+    match outcome {
+        Ok(output) => {
+            let structured = if structured {
+                format!(r#","structuredContent":{}"#, output.json)
+            } else {
+                String::new()
+            };
+            let text = Value::String(output.json);
+            format!(r#"{{"content":[{{"type":"text","text":{text}}}],"isError":false{structured}{meta}}}"#)
+        }
+        Err(error) => {
+            let text = Value::String(error.to_string());
+            format!(r#"{{"content":[{{"type":"text","text":{text}}}],"isError":true{meta}}}"#)
+        }
     }
-    jsonrpc::result(id, result)
 }
 
 /// Audits a malformed call and answers it with -32602.
-async fn refuse(state: &AppState, caller: &Caller, id: Value, tool: &str, message: &str) -> Value {
+async fn refuse(state: &AppState, caller: &Caller, id: Value, tool: &str, message: &str) -> Encoded {
     let connection = &caller.connection;
     // Names come from the client: keep the log readable whatever was sent.
     let tool: String = tool.chars().filter(|c| !c.is_control()).take(128).collect();
@@ -169,11 +182,50 @@ async fn refuse(state: &AppState, caller: &Caller, id: Value, tool: &str, messag
     let recorded = state.audit.record(record).await;
     if let Err(error) = recorded {
         tracing::error!(%error, "the audit log could not be written");
-        return jsonrpc::error(
+        return Encoded::value(&jsonrpc::error(
             id,
             INTERNAL_ERROR,
             "the call could not be recorded in the audit log; try again",
-        );
+        ));
     }
-    jsonrpc::error(id, INVALID_PARAMS, message)
+    Encoded::value(&jsonrpc::error(id, INVALID_PARAMS, message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(text: String) -> Value {
+        serde_json::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn call_results_repeat_the_output_and_flag_a_changed_list() {
+        let output = || ToolOutput::of(&json!({"results": [{"snippet": "a \"quote\"\n"}]}), false);
+        let result = parsed(call_result(output(), true, false));
+        assert_eq!(result["isError"], false);
+        assert_eq!(result["structuredContent"]["results"][0]["snippet"], "a \"quote\"\n");
+        let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(
+            text, result["structuredContent"],
+            "the text block repeats the structured result"
+        );
+        assert!(result.get("_meta").is_none());
+
+        let older = parsed(call_result(output(), false, true));
+        assert!(
+            older.get("structuredContent").is_none(),
+            "2025-03-26 has no structured content"
+        );
+        assert_eq!(older["_meta"]["tools_list_changed"], true);
+
+        let failed = parsed(call_result(
+            Err(ToolError::Invalid("limit \"x\" is wrong".into())),
+            true,
+            true,
+        ));
+        assert_eq!(failed["isError"], true);
+        assert_eq!(failed["content"][0]["text"], "limit \"x\" is wrong");
+        assert_eq!(failed["_meta"]["tools_list_changed"], true);
+    }
 }

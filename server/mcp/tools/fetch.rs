@@ -2,7 +2,6 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput};
 use crate::auth::Category;
@@ -78,15 +77,15 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         }
     };
     let (text, truncated) = cut(text, MAX_TEXT_BYTES);
-    Ok(ToolOutput {
-        value: json!(Output {
+    ToolOutput::of(
+        &Output {
             title,
             date,
             text,
-            truncated
-        }),
-        empty: false,
-    })
+            truncated,
+        },
+        false,
+    )
 }
 
 /// Checks that a referenced item still exists, that its category is granted and that it lies within

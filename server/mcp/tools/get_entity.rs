@@ -4,7 +4,6 @@ use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::fetch::reachable_item;
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput};
@@ -61,8 +60,5 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         descriptions,
         last_seen: entity.last_seen,
     };
-    Ok(ToolOutput {
-        value: json!(output),
-        empty: false,
-    })
+    ToolOutput::of(&output, false)
 }

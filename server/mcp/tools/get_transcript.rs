@@ -2,7 +2,6 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::fetch::reachable_item;
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput};
@@ -65,13 +64,13 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     let next = offset + entries.len();
     let next_cursor = (next < segment.lines.len()).then(|| context.cursor("transcript", &path, next));
     let empty = entries.is_empty();
-    Ok(ToolOutput {
-        value: json!(Output {
+    ToolOutput::of(
+        &Output {
             title: segment.title(),
             date: segment.day.to_string(),
             entries,
-            next_cursor
-        }),
+            next_cursor,
+        },
         empty,
-    })
+    )
 }

@@ -2,7 +2,6 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_limit, nothing_matched};
 use crate::auth::Category;
@@ -58,8 +57,5 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         .collect();
     let empty = entities.is_empty();
     let note = empty.then(|| nothing_matched("entities"));
-    Ok(ToolOutput {
-        value: json!(Output { entities, note }),
-        empty,
-    })
+    ToolOutput::of(&Output { entities, note }, empty)
 }

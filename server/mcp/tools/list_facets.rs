@@ -3,7 +3,6 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_limit, nothing_matched};
 use crate::auth::Category;
@@ -64,8 +63,5 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         .collect();
     let empty = facets.is_empty();
     let note = empty.then(|| nothing_matched("facets"));
-    Ok(ToolOutput {
-        value: json!(Output { facets, note }),
-        empty,
-    })
+    ToolOutput::of(&Output { facets, note }, empty)
 }

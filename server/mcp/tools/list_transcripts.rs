@@ -2,7 +2,6 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_limit, day_range, nothing_matched};
 use crate::auth::Category;
@@ -67,8 +66,5 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         .collect();
     let empty = segments.is_empty();
     let note = empty.then(|| nothing_matched("transcripts"));
-    Ok(ToolOutput {
-        value: json!(Output { segments, note }),
-        empty,
-    })
+    ToolOutput::of(&Output { segments, note }, empty)
 }

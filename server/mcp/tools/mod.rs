@@ -70,10 +70,21 @@ pub struct ToolContext<'a> {
     pub facets: Arc<Vec<Facet>>,
 }
 
-/// A tool's successful answer: the structured result and whether it found nothing.
+/// A tool's successful answer: the structured result, serialized once (it is sent twice, as the
+/// structured content and as the text block that repeats it), and whether it found nothing.
 pub struct ToolOutput {
-    pub value: Value,
+    /// The result object as JSON text.
+    pub json: String,
     pub empty: bool,
+}
+
+impl ToolOutput {
+    /// Serializes a tool's result. Results are plain structs of strings and numbers; should one ever
+    /// fail to serialize, the call fails rather than answering with something else.
+    pub fn of<T: serde::Serialize>(output: &T, empty: bool) -> Result<ToolOutput, ToolError> {
+        let json = serde_json::to_string(output).map_err(|e| ToolError::Failed(format!("the result: {e}")))?;
+        Ok(ToolOutput { json, empty })
+    }
 }
 
 /// Why a tool call did not succeed. Every variant becomes an `isError` result, never a protocol error.

@@ -3,7 +3,6 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::save_memory::MemoryView;
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_len, check_limit, day_range, nothing_matched};
@@ -94,12 +93,12 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     let continuation = (next < matching.len()).then(|| context.cursor("recall", &request, next));
     let empty = page.is_empty();
     let note = empty.then(|| nothing_matched("memories"));
-    Ok(ToolOutput {
-        value: json!(Output {
+    ToolOutput::of(
+        &Output {
             memories: page,
             continuation,
-            note
-        }),
+            note,
+        },
         empty,
-    })
+    )
 }

@@ -3,7 +3,6 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput};
 use crate::journal::day::unix_now;
@@ -80,8 +79,5 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         status: status.into(),
         memory: memory.into(),
     };
-    Ok(ToolOutput {
-        value: json!(output),
-        empty: false,
-    })
+    ToolOutput::of(&output, false)
 }

@@ -2,7 +2,6 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::{
     Need, ToolContext, ToolDef, ToolError, ToolOutput, check_len, check_limit, day_range, nothing_matched, searchable,
@@ -129,14 +128,14 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     let next_cursor = more.then(|| context.cursor("search", &request, offset + limit));
     let empty = results.is_empty();
     let note = empty.then(|| nothing_matched("items"));
-    Ok(ToolOutput {
-        value: json!(Output {
+    ToolOutput::of(
+        &Output {
             results,
             next_cursor,
-            note
-        }),
+            note,
+        },
         empty,
-    })
+    )
 }
 
 /// The reference kind of an index category.
