@@ -166,11 +166,10 @@ impl Journal {
         Ok(report)
     }
 
-    /// Throws the index away and indexes every file again.
+    /// Parses and indexes every file again, replacing each file's documents and catalog row.
     pub async fn reindex(self: &Arc<Self>) -> Result<catalog::SyncReport, JournalError> {
         let _guard = self.sync_lock.lock().await;
-        sqlx::query("DELETE FROM items").execute(&self.db).await?;
-        let report = catalog::sync(self, catalog::Depth::Full).await?;
+        let report = catalog::sync(self, catalog::Depth::Everything).await?;
         self.reload_facets()?;
         Ok(report)
     }
