@@ -26,6 +26,9 @@ use crate::routes;
 pub const SYNC_INTERVAL: Duration = Duration::from_secs(2);
 /// Every how many syncs one checks every file (15 × 2 s: half a minute).
 pub const FULL_SYNC_EVERY: u64 = 15;
+/// A full sync waits at least this many times as long as the last one took, so that checking every
+/// file costs at most about 5% of a core however large the journal (a million files take seconds).
+const FULL_SYNC_SPACING: u32 = 20;
 
 /// Limits on what one connection may send.
 #[derive(Debug, Clone, Copy)]
@@ -170,6 +173,7 @@ fn spawn_upkeep(state: AppState, mut stop: watch::Receiver<bool>, full_sync_ever
         let mut tick = tokio::time::interval(SYNC_INTERVAL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut ticks: u64 = 0;
+        let mut next_full = tokio::time::Instant::now();
         loop {
             tokio::select! {
                 _ = tick.tick() => {}
@@ -178,12 +182,17 @@ fn spawn_upkeep(state: AppState, mut stop: watch::Receiver<bool>, full_sync_ever
             ticks += 1;
             // Quick syncs see files created, renamed or deleted; a full one every 15th pass (30 s) also
             // catches files edited in place (which leave their folder's time alone).
-            let depth = if ticks.is_multiple_of(full_sync_every) {
+            let depth = if ticks.is_multiple_of(full_sync_every) && tokio::time::Instant::now() >= next_full {
                 Depth::Full
             } else {
                 Depth::Quick
             };
-            match state.journal.refresh(depth).await {
+            let started = tokio::time::Instant::now();
+            let refreshed = state.journal.refresh(depth).await;
+            if depth == Depth::Full {
+                next_full = tokio::time::Instant::now() + started.elapsed() * FULL_SYNC_SPACING;
+            }
+            match refreshed {
                 Ok(report) if report.indexed + report.removed > 0 => {
                     tracing::info!(
                         indexed = report.indexed,

@@ -6,7 +6,7 @@ use std::path::Path;
 use clap::Subcommand;
 use serde_json::json;
 
-use super::open;
+use super::open_for_access;
 use crate::auth::audit;
 use crate::auth::connections;
 use crate::journal::day::format_timestamp;
@@ -56,7 +56,7 @@ pub enum TokenCommand {
 }
 
 pub async fn run(dir: &Path, command: McpCommand) -> anyhow::Result<()> {
-    let journal = open(dir).await?;
+    let journal = open_for_access(dir).await?;
     let db = &journal.db;
     match command {
         McpCommand::Token(TokenCommand::Create { label, json }) => {

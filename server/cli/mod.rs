@@ -142,3 +142,13 @@ async fn open(dir: &std::path::Path) -> anyhow::Result<std::sync::Arc<crate::jou
         .await
         .with_context(|| format!("could not open the journal in {}", dir.display()))
 }
+
+/// Opens the journal without bringing its catalog up to date with the files: for commands that only
+/// touch access state (keys, grants, sign-ins, the audit log) and for `serve`, which syncs in the
+/// background once it listens. A full sync stats every file: seconds on a journal of a million.
+async fn open_for_access(dir: &std::path::Path) -> anyhow::Result<std::sync::Arc<crate::journal::Journal>> {
+    use anyhow::Context;
+    crate::journal::Journal::open_unsynced(dir)
+        .await
+        .with_context(|| format!("could not open the journal in {}", dir.display()))
+}

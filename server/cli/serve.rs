@@ -50,7 +50,10 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
         say!("{}", write_demo(&dir, &options).await?);
         Journal::open(&dir).await?
     } else {
-        super::open(&dir).await?
+        // The server listens first and brings the catalog up to date in its first upkeep pass, so it
+        // starts in the same time whatever the journal's size; searches meanwhile see the index as
+        // it was left.
+        super::open_for_access(&dir).await?
     };
     let running = crate::server::start(journal.clone(), addr).await.with_context(|| {
         format!("could not listen on {addr} (is another journal already serving there? pick another with --local-addr)")

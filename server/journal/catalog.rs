@@ -266,36 +266,44 @@ fn json_array<T: serde::Serialize>(rows: &T) -> String {
     serde_json::to_string(rows).unwrap_or_else(|_| "[]".into())
 }
 
-/// The catalog's rows, all of them or those of one folder.
+/// The catalog's rows, all of them or those of one folder. Read in pages by path, so a journal of a
+/// million files never holds a million database rows at once, only the map being built.
 async fn known_rows(journal: &Journal, folder: Option<&str>) -> Result<HashMap<String, Stamp>, JournalError> {
-    let rows = match folder {
-        None => {
-            sqlx::query("SELECT path, mtime_ns, size FROM items")
-                .fetch_all(&journal.db)
-                .await?
-        }
-        // `folder/` up to `folder0` ('0' follows '/'): the rows inside the folder, by the primary key.
-        Some(folder) => {
-            sqlx::query("SELECT path, mtime_ns, size FROM items WHERE path >= ? AND path < ?")
-                .bind(format!("{folder}/"))
-                .bind(format!("{folder}0"))
-                .fetch_all(&journal.db)
-                .await?
-        }
+    // `folder/` up to `folder0` ('0' follows '/'): the rows inside the folder, by the primary key.
+    let (mut after, below) = match folder {
+        None => (String::new(), None),
+        Some(folder) => (format!("{folder}/"), Some(format!("{folder}0"))),
     };
-    Ok(rows
-        .into_iter()
-        .map(|row| {
-            (
-                row.get::<String, _>(0),
-                Stamp {
-                    mtime_ns: row.get(1),
-                    size: row.get(2),
-                },
-            )
-        })
-        .collect())
+    let mut known = HashMap::new();
+    loop {
+        let rows = sqlx::query(
+            "SELECT path, mtime_ns, size FROM items WHERE path >= ?1 AND (?2 IS NULL OR path < ?2)
+             AND (?3 = 0 OR path > ?1) ORDER BY path LIMIT ?4",
+        )
+        .bind(&after)
+        .bind(&below)
+        .bind(!known.is_empty())
+        .bind(KNOWN_PAGE as i64)
+        .fetch_all(&journal.db)
+        .await?;
+        let full_page = rows.len() == KNOWN_PAGE;
+        for row in rows {
+            let path: String = row.get(0);
+            after.clone_from(&path);
+            let stamp = Stamp {
+                mtime_ns: row.get(1),
+                size: row.get(2),
+            };
+            known.insert(path, stamp);
+        }
+        if !full_page {
+            return Ok(known);
+        }
+    }
 }
+
+/// Catalog rows read per query by `known_rows`.
+const KNOWN_PAGE: usize = if cfg!(test) { 5 } else { 10_000 };
 
 /// Files that changed (path, kind, stamp), and catalog rows whose files are gone.
 type Plan = (Vec<(String, Kind, Stamp)>, Vec<String>);

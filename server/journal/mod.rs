@@ -82,8 +82,8 @@ impl Journal {
         Ok(journal)
     }
 
-    /// Opens the journal without bringing the catalog up to date (for `reindex`, which rebuilds it
-    /// anyway).
+    /// Opens the journal without bringing the catalog up to date: for `reindex`, which rebuilds it
+    /// anyway, for commands that only touch access state, and for the server, whose upkeep syncs.
     pub async fn open_unsynced(root: &Path) -> Result<Arc<Journal>, JournalError> {
         for sub in ["", "facets", "entities", "transcripts", "memory"] {
             let dir = root.join(sub);

@@ -420,3 +420,68 @@ fn a_server_whose_stdout_is_closed_keeps_serving_and_stops_cleanly() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "a clean stop");
 }
+
+// `serve` listens before it brings the catalog up to date (a full sync of a large journal takes
+// seconds), and its first upkeep pass picks up what changed while no server ran.
+#[tokio::test]
+async fn serve_picks_up_what_changed_while_it_was_stopped() {
+    use std::io::{BufRead, BufReader};
+    let parent = tempfile::tempdir().unwrap();
+    let root = parent.path().join("journal");
+    let demo_args = ["demo", root.to_str().unwrap(), "--days", "2", "--segments-per-day", "2"];
+    ok(parent.path(), &demo_args);
+    let key = ok(&root, &["mcp", "token", "create", "--label", "reader"])
+        .trim()
+        .lines()
+        .last()
+        .unwrap()
+        .to_string();
+    ok(
+        &root,
+        &[
+            "mcp",
+            "permission",
+            "set",
+            "--token",
+            "reader",
+            "--category",
+            "transcripts",
+        ],
+    );
+    // A segment written by hand while the server is stopped: a copy of one with a word of its own.
+    let day = std::fs::read_dir(root.join("transcripts"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let segment = std::fs::read_dir(&day).unwrap().next().unwrap().unwrap().path();
+    let text = std::fs::read_to_string(&segment).unwrap();
+    let marker = text.lines().rfind(|l| l.starts_with("- ")).unwrap();
+    std::fs::write(
+        day.join("235900.md"),
+        text.replace(marker, &format!("{marker} zebracorn")),
+    )
+    .unwrap();
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_journal"))
+        .arg("--journal")
+        .arg(&root)
+        .args(["serve", "--local-addr", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let url = first.split(" at ").last().unwrap().trim().to_string();
+    let client = crate::harness::Client::connected(&url, &key).await;
+    let found = crate::harness::eventually(60, || async {
+        let hits = client.ok("search", serde_json::json!({"query": "zebracorn"})).await;
+        hits["results"].as_array().is_some_and(|r| r.len() == 1)
+    })
+    .await;
+    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    let _ = child.wait();
+    assert!(found, "the hand-written segment is found after the server's first sync");
+}
