@@ -262,3 +262,26 @@ async fn oversized_and_slow_request_heads_are_cut_off() {
     let key = server.key("after", &[], None).await;
     Client::connected(&server.url(), &key).await;
 }
+
+// A client that sends its head but dribbles its body is answered 408 when the body deadline (5 s)
+// passes, and the server goes on serving.
+#[tokio::test]
+async fn a_body_that_does_not_arrive_in_time_is_refused() {
+    let server = TestServer::start().await;
+    let key = server.key("slow", &[], None).await;
+    let mut slow = TcpStream::connect(server.addr).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\":",
+        server.addr
+    );
+    slow.write_all(head.as_bytes()).await.unwrap();
+    let started = std::time::Instant::now();
+    let mut received = vec![0u8; 4096];
+    let read = tokio::time::timeout(Duration::from_secs(15), slow.read(&mut received)).await;
+    let n = read.expect("an answer within 15 s").unwrap();
+    let answer = String::from_utf8_lossy(&received[..n]).into_owned();
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer:.200}");
+    assert!(answer.contains("did not arrive in time"), "{answer}");
+    assert!(started.elapsed() >= Duration::from_secs(4), "not before the deadline");
+    Client::connected(&server.url(), &key).await;
+}
