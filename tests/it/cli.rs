@@ -396,20 +396,32 @@ fn io_errors_name_the_file_once() {
     assert!(error.contains("/nonexistent/nosuch.txt"), "{error}");
 }
 
-#[test]
-fn a_server_whose_stdout_is_closed_keeps_serving_and_stops_cleanly() {
-    use std::io::{BufRead, BufReader};
-    let dir = tempfile::tempdir().unwrap();
-    ok(dir.path(), &["init"]);
+/// `journal serve` on an ephemeral loopback port, with its stdout to read (the first line names the
+/// address).
+fn serve(
+    dir: &Path,
+) -> (
+    std::process::Child,
+    std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+) {
+    use std::io::BufRead;
     let mut child = Command::new(env!("CARGO_BIN_EXE_journal"))
         .arg("--journal")
-        .arg(dir.path())
+        .arg(dir)
         .args(["serve", "--local-addr", "127.0.0.1:0"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    (child, lines)
+}
+
+#[test]
+fn a_server_whose_stdout_is_closed_keeps_serving_and_stops_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    ok(dir.path(), &["init"]);
+    let (mut child, mut lines) = serve(dir.path());
     let first = lines.next().unwrap().unwrap();
     assert!(first.contains("at http://127.0.0.1:"), "{first}");
     drop(lines);
@@ -425,7 +437,6 @@ fn a_server_whose_stdout_is_closed_keeps_serving_and_stops_cleanly() {
 // seconds), and its first upkeep pass picks up what changed while no server ran.
 #[tokio::test]
 async fn serve_picks_up_what_changed_while_it_was_stopped() {
-    use std::io::{BufRead, BufReader};
     let parent = tempfile::tempdir().unwrap();
     let root = parent.path().join("journal");
     let demo_args = ["demo", root.to_str().unwrap(), "--days", "2", "--segments-per-day", "2"];
@@ -464,15 +475,7 @@ async fn serve_picks_up_what_changed_while_it_was_stopped() {
     )
     .unwrap();
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_journal"))
-        .arg("--journal")
-        .arg(&root)
-        .args(["serve", "--local-addr", "127.0.0.1:0"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let (mut child, mut lines) = serve(&root);
     let first = lines.next().unwrap().unwrap();
     let url = first.split(" at ").last().unwrap().trim().to_string();
     let client = crate::harness::Client::connected(&url, &key).await;
