@@ -93,10 +93,6 @@ pub enum Depth {
     /// changes its folder's time, so new and removed files (and the journal's own atomic writes) show
     /// up at once, at the cost of a `stat` per folder instead of one per file.
     Quick,
-    /// Every file is parsed and indexed again whatever the catalog says (`journal reindex`). The
-    /// catalog's rows are replaced as the files are, rather than deleted first, so the catalog is
-    /// never empty and a crash midway leaves it as whole as before.
-    Everything,
 }
 
 /// Brings the catalog and index up to date with the files. Callers hold the journal's sync lock.
@@ -106,7 +102,7 @@ pub(super) async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncRep
         .await
         .map_err(|e| JournalError::Invalid(format!("the scanning task failed: {e}")))??;
     let previous = journal.folder_stamps.lock().map(|s| s.clone()).unwrap_or_default();
-    let full = depth != Depth::Quick || previous.is_none();
+    let full = depth == Depth::Full || previous.is_none();
     let (to_scan, gone): (Vec<String>, Vec<String>) = match &previous {
         Some(previous) if !full => (
             folders
@@ -136,8 +132,7 @@ pub(super) async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncRep
     };
     let worker = Arc::clone(journal);
     let scope = (!full).then(|| to_scan.clone());
-    let everything = depth == Depth::Everything;
-    let (mut changed, removed) = tokio::task::spawn_blocking(move || plan_changes(&worker, known, scope, everything))
+    let (mut changed, removed) = tokio::task::spawn_blocking(move || plan_changes(&worker, known, scope))
         .await
         .map_err(|e| JournalError::Invalid(format!("the scanning task failed: {e}")))??;
     let mut report = SyncReport::default();
@@ -308,13 +303,11 @@ const KNOWN_PAGE: usize = if cfg!(test) { 5 } else { 10_000 };
 /// Files that changed (path, kind, stamp), and catalog rows whose files are gone.
 type Plan = (Vec<(String, Kind, Stamp)>, Vec<String>);
 
-/// Compares the files on disk (all, or those of some folders) with the catalog's rows; with
-/// `everything`, every file on disk counts as changed.
+/// Compares the files on disk (all, or those of some folders) with the catalog's rows.
 fn plan_changes(
     journal: &Journal,
     mut known: HashMap<String, Stamp>,
     folders: Option<Vec<String>>,
-    everything: bool,
 ) -> Result<Plan, JournalError> {
     let on_disk = match folders {
         None => scan(journal.root())?,
@@ -322,8 +315,7 @@ fn plan_changes(
     };
     let mut changed = Vec::new();
     for (path, (kind, stamp)) in on_disk {
-        let unchanged = known.remove(&path) == Some(stamp);
-        if everything || !unchanged {
+        if known.remove(&path) != Some(stamp) {
             changed.push((path, kind, stamp));
         }
     }

@@ -166,10 +166,11 @@ impl Journal {
         Ok(report)
     }
 
-    /// Parses and indexes every file again, replacing each file's documents and catalog row.
+    /// Throws the index away and indexes every file again.
     pub async fn reindex(self: &Arc<Self>) -> Result<catalog::SyncReport, JournalError> {
         let _guard = self.sync_lock.lock().await;
-        let report = catalog::sync(self, catalog::Depth::Everything).await?;
+        sqlx::query("DELETE FROM items").execute(&self.db).await?;
+        let report = catalog::sync(self, catalog::Depth::Full).await?;
         self.reload_facets()?;
         Ok(report)
     }
