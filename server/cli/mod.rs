@@ -137,18 +137,17 @@ fn init_tracing(verbose: bool) {
 
 /// Opens the journal for a command, with the folder named in any error.
 async fn open(dir: &std::path::Path) -> anyhow::Result<std::sync::Arc<crate::journal::Journal>> {
-    use anyhow::Context;
-    crate::journal::Journal::open(dir)
-        .await
-        .with_context(|| format!("could not open the journal in {}", dir.display()))
+    naming_folder(dir, crate::journal::Journal::open(dir).await)
 }
 
 /// Opens the journal without bringing its catalog up to date with the files: for commands that only
 /// touch access state (keys, grants, sign-ins, the audit log) and for `serve`, which syncs in the
 /// background once it listens. A full sync stats every file: seconds on a journal of a million.
 async fn open_for_access(dir: &std::path::Path) -> anyhow::Result<std::sync::Arc<crate::journal::Journal>> {
+    naming_folder(dir, crate::journal::Journal::open_unsynced(dir).await)
+}
+
+fn naming_folder<T>(dir: &std::path::Path, opened: Result<T, crate::journal::JournalError>) -> anyhow::Result<T> {
     use anyhow::Context;
-    crate::journal::Journal::open_unsynced(dir)
-        .await
-        .with_context(|| format!("could not open the journal in {}", dir.display()))
+    opened.with_context(|| format!("could not open the journal in {}", dir.display()))
 }
