@@ -11,6 +11,7 @@ pub mod connections;
 pub mod epoch;
 pub mod grant;
 pub mod keys;
+pub mod owner;
 
 pub use connections::Connection;
 pub use grant::{Category, Grant, WriteMode};

@@ -1,6 +1,7 @@
 //! The command line: clap types, and one file per command group that turns parsed flags into calls
 //! on the library. Errors reach people as one line, `error: what went wrong: why`, and exit status 1.
 
+mod app;
 mod content;
 mod mcp;
 mod oauth;
@@ -45,6 +46,8 @@ pub enum Command {
     /// Who may connect: keys, sign-in (pairing codes, signed-in apps), grants and the activity log.
     #[command(subcommand)]
     Mcp(mcp::McpCommand),
+    /// The owner app in the browser: prints (and opens) a one-time sign-in link.
+    App(app::AppArgs),
 }
 
 /// Runs the command line and maps the outcome to an exit status.
@@ -86,6 +89,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Demo(args) => content::demo(args).await,
         Command::Reindex => content::reindex(&dir()?).await,
         Command::Mcp(command) => mcp::run(&dir()?, command).await,
+        Command::App(args) => app::run(&dir()?, args).await,
     }
 }
 
