@@ -5,7 +5,8 @@
 //! ```text
 //! cli ──► server ──► routes ──► mcp ───► auth ──► db
 //!  │                     │         │        ▲
-//!  │                     └──────► oauth ────┘
+//!  │                     ├──────► oauth ────┤
+//!  │                     └──────► web ──────┘
 //!  └─────────────────────────────────┴──────────► journal ──► db
 //! ```
 //!
@@ -14,6 +15,7 @@
 //! - `auth`: connections, keys, grants, the audit log.
 //! - `mcp`: JSON-RPC, sessions, the Streamable HTTP transport and the tools.
 //! - `oauth`: the authorization server (discovery, registration, consent, tokens) that lets agents sign in.
+//! - `web`: the owner app at `/app` (sign-in with a one-time link, the overview), on the local route only.
 //! - `routes`: one router per way of reaching the journal (loopback for now), with its Host rules.
 //! - `server`: listeners, background upkeep, shutdown. `cli`: the commands people type.
 //!
@@ -30,3 +32,4 @@ pub mod mcp;
 pub mod oauth;
 pub mod routes;
 pub mod server;
+pub mod web;

@@ -115,6 +115,22 @@ async fn write_batch(pool: &Pool, batch: &[Waiting]) -> Result<(), AuthError> {
     Ok(())
 }
 
+/// How many calls were recorded at or after `since` (Unix seconds).
+pub async fn count_since(pool: &Pool, since: i64) -> Result<i64, AuthError> {
+    Ok(sqlx::query_scalar("SELECT count(*) FROM audit WHERE at >= ?")
+        .bind(since)
+        .fetch_one(pool)
+        .await?)
+}
+
+/// How many calls each connection made, by connection id (connections without calls are absent).
+pub async fn counts_by_connection(pool: &Pool) -> Result<std::collections::HashMap<String, i64>, AuthError> {
+    let rows = sqlx::query("SELECT connection_id, count(*) FROM audit GROUP BY connection_id")
+        .fetch_all(pool)
+        .await?;
+    Ok(rows.into_iter().map(|row| (row.get(0), row.get(1))).collect())
+}
+
 /// The newest entries first, optionally for one connection label (ignoring case).
 pub async fn recent(pool: &Pool, limit: i64, label: Option<&str>) -> Result<Vec<Entry>, AuthError> {
     let rows = sqlx::query(

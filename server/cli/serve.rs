@@ -70,6 +70,12 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
         )
         .await?;
         print_demo_help(&url, &key, journal.root());
+        let link = crate::auth::owner::create_link(&journal.db, crate::journal::day::unix_now()).await?;
+        say!();
+        say!("The owner app (a one-time link, for 5 minutes; `journal app` makes another):");
+        say!("  http://{}/app/signin?t={link}", running.local_addr);
+    } else {
+        say!("the owner app: run `journal app` for a sign-in link");
     }
     say!("press Ctrl-C to stop");
     shutdown_signal().await;

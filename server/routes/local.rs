@@ -52,6 +52,7 @@ pub fn router(state: AppState, port: u16) -> Router {
         .layer(middleware::map_response(allow_any_origin));
     Router::new()
         .route("/authorize", get(authorize::start).post(authorize::decide))
+        .merge(crate::web::router())
         .merge(cors)
         .fallback(not_found)
         .layer(Extension(Arc::new(Route::local(port))))

@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod app;
 mod cli;
 mod crash;
 mod grants;

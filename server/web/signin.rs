@@ -1,0 +1,171 @@
+//! Signing in with a one-time link from `journal app`, and signing out.
+//!
+//! Opening the link shows a page with one button; the link is used only when the owner presses it.
+//! A GET that used the link would let anything that fetches URLs ahead of the owner (a link
+//! preview, a prefetching browser) spend it.
+
+use std::sync::Arc;
+
+use askama::Template;
+use axum::Extension;
+use axum::body::Body;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+
+use super::session::{self, Owner};
+use crate::app::AppState;
+use crate::auth::owner::{self, LinkRefusal};
+use crate::journal::day::unix_now;
+use crate::oauth::form::{self, Params};
+use crate::oauth::pages;
+use crate::routes::Route;
+
+#[derive(Template)]
+#[template(path = "app/signin.html")]
+struct SignInPage {
+    nonce: String,
+    token: String,
+    hours: i64,
+}
+
+/// `GET /app/signin`: with a link's token, the button that uses it; without, how to get one.
+pub async fn show(State(state): State<AppState>, RawQuery(query): RawQuery) -> Response {
+    let params = Params::parse(query.unwrap_or_default().as_bytes());
+    let Some(token) = params
+        .one("t")
+        .ok()
+        .flatten()
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+    else {
+        return how_to_sign_in(StatusCode::OK);
+    };
+    match owner::check_link(&state.journal.db, &token, unix_now()).await {
+        Ok(Ok(())) => {
+            let nonce = pages::nonce();
+            let page = SignInPage {
+                nonce: nonce.clone(),
+                token,
+                hours: owner::SESSION_LIFETIME_SECONDS / 3600,
+            };
+            pages::html(StatusCode::OK, &page, &nonce, None)
+        }
+        Ok(Err(refusal)) => refused(refusal),
+        Err(error) => unavailable(error),
+    }
+}
+
+/// `POST /app/signin`: uses the link and starts the session.
+pub async fn redeem(
+    State(state): State<AppState>,
+    Extension(route): Extension<Arc<Route>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    if !same_origin(&headers, &route) {
+        return foreign_form();
+    }
+    let Ok(bytes) = form::body(&headers, body, "application/x-www-form-urlencoded").await else {
+        return how_to_sign_in(StatusCode::BAD_REQUEST);
+    };
+    let params = Params::parse(&bytes);
+    let Ok(Some(token)) = params.one("t") else {
+        return how_to_sign_in(StatusCode::BAD_REQUEST);
+    };
+    match owner::redeem_link(&state.journal.db, token, unix_now()).await {
+        Ok(Ok(secret)) => {
+            let mut response = Redirect::to("/app").into_response();
+            response
+                .headers_mut()
+                .insert(header::SET_COOKIE, session::set_cookie(route.port, &secret));
+            response
+        }
+        Ok(Err(refusal)) => refused(refusal),
+        Err(error) => unavailable(error),
+    }
+}
+
+/// `POST /app/signout`: ends this browser's session.
+pub async fn sign_out(State(state): State<AppState>, owner: Owner, headers: HeaderMap, body: Body) -> Response {
+    if !same_origin(&headers, &owner.route) {
+        return foreign_form();
+    }
+    let bytes = form::body(&headers, body, "application/x-www-form-urlencoded")
+        .await
+        .unwrap_or_default();
+    let params = Params::parse(&bytes);
+    if !owner.form_is_ours(params.one("csrf").ok().flatten()) {
+        return foreign_form();
+    }
+    if let Err(error) = owner::end_session(&state.journal.db, owner.secret()).await {
+        return unavailable(error);
+    }
+    let mut response = pages::message(
+        StatusCode::OK,
+        "You are signed out",
+        "This browser no longer has access to the owner app.",
+        Some("To sign in again, run journal app in a terminal on this computer."),
+    );
+    response
+        .headers_mut()
+        .insert(header::SET_COOKIE, session::clear_cookie(owner.route.port));
+    response
+}
+
+/// A present `Origin` must be the app's own: a form posted from any other page (another local
+/// tool on another port counts as the same site to the browser's cookie rules) is refused.
+pub fn same_origin(headers: &HeaderMap, route: &Route) -> bool {
+    let fetch_site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
+    if fetch_site.is_some_and(|site| site != "same-origin" && site != "none") {
+        return false;
+    }
+    match headers.get(header::ORIGIN) {
+        None => true,
+        Some(origin) => origin.to_str().ok() == Some(route.origin(headers).as_str()),
+    }
+}
+
+/// The answer to a form that did not come from this session's own page.
+pub fn foreign_form() -> Response {
+    pages::message(
+        StatusCode::FORBIDDEN,
+        "This form was not accepted",
+        "It did not come from this app's own page, or its page is older than your session. Nothing was changed.",
+        Some("Go back, reload the page and try again."),
+    )
+}
+
+fn how_to_sign_in(status: StatusCode) -> Response {
+    pages::message(
+        status,
+        "Sign in to your journal",
+        "The owner app opens with a one-time link. Run this in a terminal on this computer:",
+        Some("journal app (it prints the link, and opens it in your browser when it can)"),
+    )
+}
+
+fn refused(refusal: LinkRefusal) -> Response {
+    let text = match refusal {
+        LinkRefusal::Unknown => {
+            "This sign-in link was already used, or it is not one the journal made. A link works once."
+        }
+        LinkRefusal::Expired => "This sign-in link has expired: a link works for 5 minutes.",
+    };
+    pages::message(
+        StatusCode::FORBIDDEN,
+        "This link does not sign you in",
+        text,
+        Some("Run journal app in a terminal on this computer for a new link."),
+    )
+}
+
+pub fn unavailable(error: crate::auth::AuthError) -> Response {
+    tracing::error!(%error, "the owner app could not read the journal");
+    pages::message(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "The journal could not be read",
+        "Try again in a moment.",
+        None,
+    )
+}

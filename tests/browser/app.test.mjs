@@ -1,0 +1,82 @@
+// The owner app in a real browser: headless Chromium (Debian's package) driven by playwright-core.
+// A sample journal is served, `journal app` prints a one-time link, and the browser signs in with
+// it, reads the overview (with a key the CLI minted), tries the used link again, and signs out.
+// Screenshots go to artifacts/.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const JOURNAL = process.env.JOURNAL_BIN ?? join(ROOT, 'target', 'debug', 'journal');
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const ARTIFACTS = process.env.ARTIFACTS ?? join(ROOT, 'artifacts', 'browser');
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync'];
+
+function journal(dir, ...args) {
+  return execFileSync(JOURNAL, ['--journal', dir, ...args], { encoding: 'utf8' });
+}
+
+function serve(dir) {
+  const child = spawn(JOURNAL, ['--journal', dir, 'serve', '--local-addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  return new Promise((resolvePromise, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => reject(new Error(`the server printed no address: ${seen}`)), 20_000);
+    child.stdout.on('data', (chunk) => {
+      seen += chunk;
+      const match = /at (http:\/\/(127\.0\.0\.1:\d+))\/mcp/.exec(seen);
+      if (match) {
+        clearTimeout(timer);
+        resolvePromise({ origin: match[1], addr: match[2], child });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`the server exited with ${code}`)));
+  });
+}
+
+test('the owner signs in to the app with a one-time link in a real browser', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'journal-app-'));
+  mkdirSync(ARTIFACTS, { recursive: true });
+  execFileSync(JOURNAL, ['demo', join(dir, 'journal'), '--days', '3', '--segments-per-day', '2']);
+  const home = join(dir, 'journal');
+  journal(home, 'mcp', 'token', 'create', '--label', 'nightly-script');
+  const { origin, addr, child } = await serve(home);
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  t.after(async () => {
+    await browser.close();
+    child.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const refused = await page.goto(`${origin}/app`);
+  assert.equal(new URL(page.url()).pathname, '/app/signin', 'no session: sent to the sign-in page');
+  assert.equal(refused.status(), 200);
+  assert.match(await page.content(), /journal app/);
+
+  const link = journal(home, 'app', '--no-open', '--local-addr', addr).trim().split('\n').pop();
+  assert.ok(link.startsWith(`${origin}/app/signin?t=`), link);
+  await page.goto(link);
+  await page.screenshot({ path: join(ARTIFACTS, 'app-sign-in.png'), fullPage: true });
+  await page.click('button[type=submit]');
+  await page.waitForURL(`${origin}/app`);
+  assert.match(await page.locator('h1').innerText(), /Your journal/);
+  assert.match(await page.content(), /nightly-script/);
+  await page.screenshot({ path: join(ARTIFACTS, 'app-overview.png'), fullPage: true });
+
+  const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 });
+  const again = await phone.goto(link);
+  assert.equal(again.status(), 403, 'a used link does not sign in a second browser');
+  await phone.close();
+
+  await page.click('nav button[type=submit]');
+  await page.waitForLoadState();
+  assert.match(await page.content(), /You are signed out/);
+  await page.goto(`${origin}/app`);
+  assert.equal(new URL(page.url()).pathname, '/app/signin', 'signed out: the session is gone');
+});

@@ -1,0 +1,210 @@
+//! The owner app over HTTP: signing in with a one-time link, the session cookie, the overview, and
+//! every refusal (no session, a reused, expired or made-up link, a form from elsewhere or without
+//! its anti-forgery token).
+
+use hyper::{Method, StatusCode};
+
+use crate::harness::{Client, Reply, TestServer};
+use journal::auth::owner;
+use journal::journal::day::unix_now;
+
+fn at(server: &TestServer, path: &str) -> Client {
+    Client::new(&format!("http://{}{path}", server.addr), None)
+}
+
+fn cookie_name(server: &TestServer) -> String {
+    format!("journal_owner_{}", server.addr.port())
+}
+
+async fn get(server: &TestServer, path: &str, cookie: Option<&str>) -> Reply {
+    let cookie = cookie.map(|c| format!("{}={c}", cookie_name(server)));
+    let mut headers = Vec::new();
+    if let Some(cookie) = &cookie {
+        headers.push(("cookie", cookie.as_str()));
+    }
+    at(server, path).raw(Method::GET, &headers, "").await
+}
+
+async fn post_form(server: &TestServer, path: &str, cookie: Option<&str>, origin: Option<&str>, form: &str) -> Reply {
+    let cookie = cookie.map(|c| format!("{}={c}", cookie_name(server)));
+    let mut headers = vec![("content-type", "application/x-www-form-urlencoded")];
+    if let Some(cookie) = &cookie {
+        headers.push(("cookie", cookie.as_str()));
+    }
+    if let Some(origin) = origin {
+        headers.push(("origin", origin));
+    }
+    at(server, path).raw(Method::POST, &headers, form.to_string()).await
+}
+
+fn own_origin(server: &TestServer) -> String {
+    format!("http://{}", server.addr)
+}
+
+/// Signs in the way a browser does; answers the session secret from the cookie.
+async fn sign_in(server: &TestServer) -> String {
+    let token = owner::create_link(&server.journal.db, unix_now()).await.unwrap();
+    let page = get(server, &format!("/app/signin?t={token}"), None).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(text(&page).contains("Sign in to your journal"));
+    let reply = post_form(
+        server,
+        "/app/signin",
+        None,
+        Some(&own_origin(server)),
+        &format!("t={token}"),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::SEE_OTHER, "{}", text(&reply));
+    assert_eq!(reply.header("location").as_deref(), Some("/app"));
+    let set = reply.header("set-cookie").expect("a session cookie");
+    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/app"] {
+        assert!(set.contains(attribute), "{set}");
+    }
+    let prefix = format!("{}=", cookie_name(server));
+    set.strip_prefix(&prefix)
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+fn text(reply: &Reply) -> String {
+    String::from_utf8_lossy(&reply.body).into_owned()
+}
+
+fn csrf_of(page: &Reply) -> String {
+    let body = text(page);
+    let start = body.find("name=\"csrf\" value=\"").expect("a form token") + "name=\"csrf\" value=\"".len();
+    body[start..].split('"').next().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn nothing_answers_without_a_session() {
+    let server = TestServer::start().await;
+    for path in ["/app", "/app/"] {
+        let reply = get(&server, path, None).await;
+        assert_eq!(reply.status, StatusCode::SEE_OTHER, "{path}");
+        assert_eq!(reply.header("location").as_deref(), Some("/app/signin"));
+        let forged = get(&server, path, Some("not-a-session")).await;
+        assert_eq!(forged.status, StatusCode::SEE_OTHER, "{path}");
+    }
+    let signout = post_form(&server, "/app/signout", None, Some(&own_origin(&server)), "csrf=x").await;
+    assert_eq!(signout.status, StatusCode::SEE_OTHER);
+    let explained = get(&server, "/app/signin", None).await;
+    assert_eq!(explained.status, StatusCode::OK);
+    assert!(text(&explained).contains("journal app"), "{}", text(&explained));
+    assert_eq!(explained.header("x-frame-options").as_deref(), Some("DENY"));
+    assert_eq!(explained.header("cache-control").as_deref(), Some("no-store"));
+}
+
+#[tokio::test]
+async fn a_link_signs_in_once_and_the_overview_shows_the_journal() {
+    let server = TestServer::start().await;
+    server.key("nightly-script", &["transcripts"], None).await;
+    let secret = sign_in(&server).await;
+    let overview = get(&server, "/app", Some(&secret)).await;
+    assert_eq!(overview.status, StatusCode::OK);
+    let body = text(&overview);
+    assert!(body.contains("nightly-script"), "{body}");
+    assert!(body.contains(&format!("http://127.0.0.1:{}/mcp", server.addr.port())));
+    assert!(!body.contains(&secret), "the session secret must not appear in a page");
+    let csp = overview.header("content-security-policy").unwrap();
+    assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert_eq!(overview.header("x-frame-options").as_deref(), Some("DENY"));
+}
+
+#[tokio::test]
+async fn used_expired_and_made_up_links_are_refused() {
+    let server = TestServer::start().await;
+    let db = &server.journal.db;
+    let origin = own_origin(&server);
+    let token = owner::create_link(db, unix_now()).await.unwrap();
+    let first = post_form(&server, "/app/signin", None, Some(&origin), &format!("t={token}")).await;
+    assert_eq!(first.status, StatusCode::SEE_OTHER);
+    let again = post_form(&server, "/app/signin", None, Some(&origin), &format!("t={token}")).await;
+    assert_eq!(again.status, StatusCode::FORBIDDEN);
+    assert!(again.header("set-cookie").is_none());
+    assert!(text(&again).contains("already used"), "{}", text(&again));
+    let shown_again = get(&server, &format!("/app/signin?t={token}"), None).await;
+    assert_eq!(shown_again.status, StatusCode::FORBIDDEN);
+
+    let old = owner::create_link(db, unix_now() - owner::LINK_LIFETIME_SECONDS - 1)
+        .await
+        .unwrap();
+    let expired = post_form(&server, "/app/signin", None, Some(&origin), &format!("t={old}")).await;
+    assert_eq!(expired.status, StatusCode::FORBIDDEN);
+    assert!(text(&expired).contains("expired"), "{}", text(&expired));
+    let made_up = post_form(&server, "/app/signin", None, Some(&origin), "t=guess").await;
+    assert_eq!(made_up.status, StatusCode::FORBIDDEN);
+    assert!(made_up.header("set-cookie").is_none());
+}
+
+#[tokio::test]
+async fn forms_from_elsewhere_or_without_their_token_change_nothing() {
+    let server = TestServer::start().await;
+    let secret = sign_in(&server).await;
+    let overview = get(&server, "/app", Some(&secret)).await;
+    let csrf = csrf_of(&overview);
+    let origin = own_origin(&server);
+    // Another local tool's page is the same site to the browser, so the cookie is sent: the
+    // Origin check and the form token refuse it.
+    let other_port = format!("http://127.0.0.1:{}", server.addr.port().wrapping_add(1));
+    for (origin, form) in [
+        (Some(origin.as_str()), "csrf=wrong".to_string()),
+        (Some(origin.as_str()), String::new()),
+        (Some(other_port.as_str()), format!("csrf={csrf}")),
+    ] {
+        let refused = post_form(&server, "/app/signout", Some(&secret), origin, &form).await;
+        assert_eq!(refused.status, StatusCode::FORBIDDEN, "{form}");
+        assert_eq!(
+            get(&server, "/app", Some(&secret)).await.status,
+            StatusCode::OK,
+            "still signed in"
+        );
+    }
+    // A link used from another page is refused too, and stays unused.
+    let token = owner::create_link(&server.journal.db, unix_now()).await.unwrap();
+    let foreign = post_form(&server, "/app/signin", None, Some(&other_port), &format!("t={token}")).await;
+    assert_eq!(foreign.status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        owner::check_link(&server.journal.db, &token, unix_now()).await.unwrap(),
+        Ok(())
+    );
+
+    let signed_out = post_form(
+        &server,
+        "/app/signout",
+        Some(&secret),
+        Some(&origin),
+        &format!("csrf={csrf}"),
+    )
+    .await;
+    assert_eq!(signed_out.status, StatusCode::OK);
+    assert!(signed_out.header("set-cookie").unwrap().contains("Max-Age=0"));
+    assert_eq!(get(&server, "/app", Some(&secret)).await.status, StatusCode::SEE_OTHER);
+}
+
+#[tokio::test]
+async fn the_cli_prints_a_link_that_signs_in_and_signs_everyone_out() {
+    let server = TestServer::start().await;
+    let secret = sign_in(&server).await;
+    let addr = server.addr.to_string();
+    let printed = crate::cli::ok(server.root(), &["app", "--no-open", "--local-addr", &addr]);
+    let link = printed.lines().last().unwrap().to_string();
+    let prefix = format!("http://{addr}/app/signin?t=");
+    assert!(link.starts_with(&prefix), "{printed}");
+    let page = get(&server, link.strip_prefix(&format!("http://{addr}")).unwrap(), None).await;
+    assert_eq!(page.status, StatusCode::OK);
+
+    let out = crate::cli::ok(server.root(), &["app", "signout"]);
+    assert!(out.contains("1 session ended"), "{out}");
+    assert_eq!(get(&server, "/app", Some(&secret)).await.status, StatusCode::SEE_OTHER);
+    let token = link.strip_prefix(&prefix).unwrap();
+    assert_eq!(
+        owner::check_link(&server.journal.db, token, unix_now()).await.unwrap(),
+        Err(owner::LinkRefusal::Unknown),
+        "signout voids unused links"
+    );
+}
