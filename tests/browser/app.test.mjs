@@ -5,39 +5,12 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-
-const ROOT = resolve(import.meta.dirname, '..', '..');
-const JOURNAL = process.env.JOURNAL_BIN ?? join(ROOT, 'target', 'debug', 'journal');
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const ARTIFACTS = process.env.ARTIFACTS ?? join(ROOT, 'artifacts', 'browser');
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync'];
-
-function journal(dir, ...args) {
-  return execFileSync(JOURNAL, ['--journal', dir, ...args], { encoding: 'utf8' });
-}
-
-function serve(dir) {
-  const child = spawn(JOURNAL, ['--journal', dir, 'serve', '--local-addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  return new Promise((resolvePromise, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => reject(new Error(`the server printed no address: ${seen}`)), 20_000);
-    child.stdout.on('data', (chunk) => {
-      seen += chunk;
-      const match = /at (http:\/\/(127\.0\.0\.1:\d+))\/mcp/.exec(seen);
-      if (match) {
-        clearTimeout(timer);
-        resolvePromise({ origin: match[1], addr: match[2], child });
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`the server exited with ${code}`)));
-  });
-}
+import { ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, JOURNAL, journal, serve } from './journal.mjs';
 
 test('the owner signs in to the app with a one-time link in a real browser', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'journal-app-'));
