@@ -72,7 +72,10 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
         print_demo_help(&url, &key, journal.root());
         let link = crate::auth::owner::create_link(&journal.db, crate::journal::day::unix_now()).await?;
         say!();
-        say!("The owner app (a one-time link, for 5 minutes; `journal app` makes another):");
+        say!(
+            "The owner app (a one-time link, for {} minutes; `journal app` makes another):",
+            crate::auth::owner::LINK_LIFETIME_SECONDS / 60
+        );
         say!("  http://{}/app/signin?t={link}", running.local_addr);
     } else {
         say!("the owner app: run `journal app` for a sign-in link");

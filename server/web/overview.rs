@@ -10,7 +10,7 @@ use super::session::Owner;
 use super::signin::unavailable;
 use crate::app::AppState;
 use crate::auth::{AuthError, audit, connections};
-use crate::journal::day::{Day, format_timestamp, unix_now};
+use crate::journal::day::{format_timestamp, unix_now};
 use crate::oauth::{pages, store};
 
 /// One route as the overview shows it.
@@ -101,7 +101,8 @@ async fn gather(state: &AppState, owner: &Owner) -> Result<OverviewPage, AuthErr
     let pairing_open = store::code_open(db, route.name, now)
         .await
         .map_err(|e| AuthError::Invalid(e.description))?;
-    let today = Day::today().epoch_days() * 86_400;
+    // Days are UTC, as everywhere in the journal.
+    let today = now - now.rem_euclid(86_400);
     let calls = audit::recent(db, LAST_CALLS, None)
         .await?
         .into_iter()

@@ -93,15 +93,7 @@ impl FromRequestParts<AppState> for Owner {
                 route,
             }),
             Ok(false) => Err(Redirect::to(SIGN_IN_PAGE).into_response()),
-            Err(error) => {
-                tracing::error!(%error, "could not check an owner session");
-                Err(crate::oauth::pages::message(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "The journal could not be read",
-                    "Try again in a moment.",
-                    None,
-                ))
-            }
+            Err(error) => Err(super::signin::unavailable(error)),
         }
     }
 }

@@ -136,6 +136,9 @@ async fn used_expired_and_made_up_links_are_refused() {
     let expired = post_form(&server, "/app/signin", None, Some(&origin), &format!("t={old}")).await;
     assert_eq!(expired.status, StatusCode::FORBIDDEN);
     assert!(text(&expired).contains("expired"), "{}", text(&expired));
+    let no_token = post_form(&server, "/app/signin", None, Some(&origin), "").await;
+    assert_eq!(no_token.status, StatusCode::BAD_REQUEST);
+    assert!(text(&no_token).contains("journal app"), "{}", text(&no_token));
     let made_up = post_form(&server, "/app/signin", None, Some(&origin), "t=guess").await;
     assert_eq!(made_up.status, StatusCode::FORBIDDEN);
     assert!(made_up.header("set-cookie").is_none());
@@ -164,6 +167,25 @@ async fn forms_from_elsewhere_or_without_their_token_change_nothing() {
             "still signed in"
         );
     }
+    // A browser that says the form came from another site is refused even without an Origin.
+    let cookie = format!("{}={secret}", cookie_name(&server));
+    let cross_site = at(&server, "/app/signout")
+        .raw(
+            Method::POST,
+            &[
+                ("content-type", "application/x-www-form-urlencoded"),
+                ("cookie", &cookie),
+                ("sec-fetch-site", "cross-site"),
+            ],
+            format!("csrf={csrf}"),
+        )
+        .await;
+    assert_eq!(cross_site.status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        get(&server, "/app", Some(&secret)).await.status,
+        StatusCode::OK,
+        "still signed in"
+    );
     // A link used from another page is refused too, and stays unused.
     let token = owner::create_link(&server.journal.db, unix_now()).await.unwrap();
     let foreign = post_form(&server, "/app/signin", None, Some(&other_port), &format!("t={token}")).await;
