@@ -20,6 +20,12 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    pub const ALL: [Outcome; 4] = [Outcome::Served, Outcome::Empty, Outcome::Refused, Outcome::Error];
+
+    pub fn parse(text: &str) -> Option<Outcome> {
+        Outcome::ALL.into_iter().find(|outcome| outcome.as_str() == text)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Served => "served",
@@ -33,6 +39,8 @@ impl Outcome {
 /// One recorded call.
 #[derive(Debug, Clone)]
 pub struct Entry {
+    /// The record's place in the log (newer records have larger ids).
+    pub id: i64,
     pub at: i64,
     pub connection_id: String,
     pub connection_label: String,
@@ -134,25 +142,29 @@ pub async fn counts_by_connection(pool: &Pool) -> Result<std::collections::HashM
 /// The newest entries first, optionally for one connection label (ignoring case).
 pub async fn recent(pool: &Pool, limit: i64, label: Option<&str>) -> Result<Vec<Entry>, AuthError> {
     let rows = sqlx::query(
-        "SELECT at, connection_id, connection_label, tool, arguments_sha256, outcome, detail FROM audit
+        "SELECT id, at, connection_id, connection_label, tool, arguments_sha256, outcome, detail FROM audit
          WHERE ?1 IS NULL OR lower(connection_label) = lower(?1) ORDER BY id DESC LIMIT ?2",
     )
     .bind(label)
     .bind(limit)
     .fetch_all(pool)
     .await?;
-    Ok(rows
-        .into_iter()
-        .map(|row| Entry {
-            at: row.get(0),
-            connection_id: row.get(1),
-            connection_label: row.get(2),
-            tool: row.get(3),
-            arguments_sha256: row.get(4),
-            outcome: row.get(5),
-            detail: row.get(6),
-        })
-        .collect())
+    Ok(rows.iter().map(entry_from).collect())
+}
+
+/// An entry from a row of `id, at, connection_id, connection_label, tool, arguments_sha256,
+/// outcome, detail`.
+pub(super) fn entry_from(row: &sqlx::sqlite::SqliteRow) -> Entry {
+    Entry {
+        id: row.get(0),
+        at: row.get(1),
+        connection_id: row.get(2),
+        connection_label: row.get(3),
+        tool: row.get(4),
+        arguments_sha256: row.get(5),
+        outcome: row.get(6),
+        detail: row.get(7),
+    }
 }
 
 #[cfg(test)]

@@ -106,11 +106,23 @@ pub async fn find_key(pool: &Pool, label: &str) -> Result<Connection, AuthError>
 /// Revokes a key: the key and its grant are deleted; its next request gets 401.
 pub async fn revoke_key(pool: &Pool, label: &str) -> Result<Connection, AuthError> {
     let connection = find_key(pool, label).await?;
-    sqlx::query("DELETE FROM connections WHERE id = ?")
-        .bind(&connection.id)
+    revoke(pool, &connection.id).await
+}
+
+/// Revokes any connection, a key or a signed-in app: it and its grant (and an app's tokens) are
+/// deleted, so its next request gets 401. Its calls stay in the audit log.
+pub async fn revoke(pool: &Pool, id: &str) -> Result<Connection, AuthError> {
+    let gone = || AuthError::NotFound("this connection no longer exists: it was revoked already".into());
+    let connection = load(pool, id).await?.ok_or_else(gone)?;
+    let deleted = sqlx::query("DELETE FROM connections WHERE id = ?")
+        .bind(id)
         .execute(pool)
-        .await?;
+        .await?
+        .rows_affected();
     epoch::announce(pool);
+    if deleted == 0 {
+        return Err(gone());
+    }
     Ok(connection)
 }
 

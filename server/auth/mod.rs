@@ -5,6 +5,7 @@
 //! SHA-256 digest. Grants have the same shape for every kind of connection, so tool-list shaping and
 //! per-call checks are one mechanism.
 
+pub mod activity;
 pub mod audit;
 pub mod cache;
 pub mod connections;
@@ -12,6 +13,7 @@ pub mod epoch;
 pub mod grant;
 pub mod keys;
 pub mod owner;
+pub mod passphrase;
 
 pub use connections::Connection;
 pub use grant::{Category, Grant, WriteMode};

@@ -84,6 +84,25 @@ pub async fn redeem_link(pool: &Pool, token: &str, now: i64) -> Result<Result<St
     Ok(Ok(secret))
 }
 
+/// Counts a wrong passphrase against a link; the last try allowed voids it. Answers the tries left.
+pub async fn link_failed(pool: &Pool, token: &str) -> Result<i64, AuthError> {
+    let mut tx = pool.begin().await?;
+    let failures: Option<i64> =
+        sqlx::query_scalar("UPDATE owner_links SET failures = failures + 1 WHERE digest = ? RETURNING failures")
+            .bind(digest(token))
+            .fetch_optional(&mut *tx)
+            .await?;
+    let left = failures.map_or(0, |failures| (super::passphrase::TRIES_PER_LINK - failures).max(0));
+    if left == 0 {
+        sqlx::query("DELETE FROM owner_links WHERE digest = ?")
+            .bind(digest(token))
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(left)
+}
+
 /// Whether a cookie's secret names a live session.
 pub async fn session_valid(pool: &Pool, secret: &str, now: i64) -> Result<bool, AuthError> {
     if secret.is_empty() || secret.len() > 128 {
@@ -182,6 +201,19 @@ mod tests {
             redeem_link(&pool, &late, 2_001).await.unwrap(),
             Err(LinkRefusal::Unknown)
         );
+    }
+
+    #[tokio::test]
+    async fn wrong_passphrases_use_up_a_link() {
+        let (_dir, pool) = pool().await;
+        let token = create_link(&pool, 0).await.unwrap();
+        for left in (1..super::super::passphrase::TRIES_PER_LINK).rev() {
+            assert_eq!(link_failed(&pool, &token).await.unwrap(), left);
+            assert_eq!(check_link(&pool, &token, 1).await.unwrap(), Ok(()));
+        }
+        assert_eq!(link_failed(&pool, &token).await.unwrap(), 0);
+        assert_eq!(check_link(&pool, &token, 1).await.unwrap(), Err(LinkRefusal::Unknown));
+        assert_eq!(link_failed(&pool, "made-up").await.unwrap(), 0);
     }
 
     #[tokio::test]

@@ -1,5 +1,6 @@
-//! `journal app`: a one-time link that signs a browser in to the owner app, and `journal app
-//! signout`, which ends every owner session.
+//! `journal app`: a one-time link that signs a browser in to the owner app; `journal app signout`,
+//! which ends every owner session; and `journal app passphrase set|clear`, the optional passphrase
+//! asked for in addition to the link.
 
 use std::path::Path;
 use std::time::Duration;
@@ -7,7 +8,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 
 use super::open_for_access;
-use crate::auth::owner;
+use crate::auth::{owner, passphrase};
 use crate::config;
 use crate::journal::day::unix_now;
 
@@ -27,17 +28,47 @@ pub struct AppArgs {
 pub enum AppCommand {
     /// Sign every browser out of the owner app, and void unused links.
     Signout,
+    /// The owner passphrase, asked for in addition to the link.
+    #[command(subcommand)]
+    Passphrase(PassphraseCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PassphraseCommand {
+    /// Set or replace it (typed twice at a terminal, or one line on standard input); signs every browser out.
+    Set,
+    /// Remove it: the link alone signs in again.
+    Clear,
 }
 
 pub async fn run(dir: &Path, args: AppArgs) -> anyhow::Result<()> {
     let journal = open_for_access(dir).await?;
-    if let Some(AppCommand::Signout) = args.command {
-        let ended = owner::end_all(&journal.db).await?;
-        println!(
-            "signed out of the owner app: {ended} session{} ended",
-            if ended == 1 { "" } else { "s" }
-        );
-        return Ok(());
+    match args.command {
+        Some(AppCommand::Signout) => {
+            let ended = owner::end_all(&journal.db).await?;
+            println!("signed out of the owner app: {ended} session{} ended", plural(ended));
+            return Ok(());
+        }
+        Some(AppCommand::Passphrase(PassphraseCommand::Set)) => {
+            let typed = read_new_passphrase()?;
+            passphrase::check_rules(&typed).map_err(|reason| anyhow::anyhow!("{reason}"))?;
+            let hash = tokio::task::spawn_blocking(move || passphrase::hash(&typed)).await??;
+            let ended = passphrase::set(&journal.db, &hash, unix_now()).await?;
+            println!(
+                "the owner app now asks for this passphrase after the link; {ended} session{} signed out",
+                plural(ended)
+            );
+            return Ok(());
+        }
+        Some(AppCommand::Passphrase(PassphraseCommand::Clear)) => {
+            if passphrase::clear(&journal.db).await? {
+                println!("the passphrase is removed: a link from `journal app` alone signs in");
+            } else {
+                println!("no passphrase was set");
+            }
+            return Ok(());
+        }
+        None => {}
     }
     let settings = config::read_file(dir)?;
     let addr = config::local_addr(args.local_addr.as_deref(), &settings)?;
@@ -92,4 +123,30 @@ fn open_browser(link: &str) {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn();
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// Reads the new passphrase: typed twice without echo at a terminal, or one line from standard
+/// input otherwise (a script, a password manager's pipe).
+fn read_new_passphrase() -> anyhow::Result<String> {
+    use std::io::{BufRead, IsTerminal};
+    if std::io::stdin().is_terminal() {
+        let first = rpassword::prompt_password("New owner passphrase: ")?;
+        let second = rpassword::prompt_password("The same again: ")?;
+        if first != second {
+            anyhow::bail!("the two passphrases differ: nothing was changed, run the command again");
+        }
+        return Ok(first);
+    }
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    let line = line.strip_suffix('\n').unwrap_or(&line);
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    if line.is_empty() {
+        anyhow::bail!("no passphrase was given: type it when asked, or send it as one line on standard input");
+    }
+    Ok(line.to_string())
 }

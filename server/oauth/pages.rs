@@ -74,7 +74,7 @@ pub fn category_choices(checked: &[Category]) -> Vec<CategoryChoice> {
         .collect()
 }
 
-/// A fresh nonce for the page's inline style.
+/// A fresh nonce for the page's inline style and script (the owner app's copy buttons and countdown).
 pub fn nonce() -> String {
     super::secret("").unwrap_or_else(|_| "fallback".into())
 }
@@ -94,7 +94,7 @@ pub fn html(status: StatusCode, page: &impl Template, nonce: &str, form_target: 
         None => "'self'".to_string(),
     };
     let csp = format!(
-        "default-src 'none'; style-src 'nonce-{nonce}'; img-src 'self' data:; form-action {form_action}; frame-ancestors 'none'; base-uri 'none'"
+        "default-src 'none'; style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; img-src 'self' data:; form-action {form_action}; frame-ancestors 'none'; base-uri 'none'"
     );
     let mut response = (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response();
     let headers = response.headers_mut();

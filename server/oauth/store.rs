@@ -57,12 +57,18 @@ pub async fn revoke_codes(pool: &Pool, route: Option<&str>) -> Result<u64, OAuth
 
 /// Whether `route` has an open, unexpired code: until it does, sign-in is closed.
 pub async fn code_open(pool: &Pool, route: &str, now: i64) -> Result<bool, OAuthError> {
-    let open: Option<i64> = sqlx::query_scalar("SELECT 1 FROM pairing_codes WHERE route = ? AND expires_at > ?")
-        .bind(route)
-        .bind(now)
-        .fetch_optional(pool)
-        .await?;
-    Ok(open.is_some())
+    Ok(code_expiry(pool, route, now).await?.is_some())
+}
+
+/// When the open code of `route` stops working, if one is open.
+pub async fn code_expiry(pool: &Pool, route: &str, now: i64) -> Result<Option<i64>, OAuthError> {
+    Ok(
+        sqlx::query_scalar("SELECT expires_at FROM pairing_codes WHERE route = ? AND expires_at > ?")
+            .bind(route)
+            .bind(now)
+            .fetch_optional(pool)
+            .await?,
+    )
 }
 
 /// Why a typed pairing code was not accepted.

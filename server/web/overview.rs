@@ -8,8 +8,9 @@ use axum::response::Response;
 
 use super::session::Owner;
 use super::signin::unavailable;
+use super::summary::{self, ConnectionRow, oauth_failure};
 use crate::app::AppState;
-use crate::auth::{AuthError, audit, connections};
+use crate::auth::{AuthError, audit};
 use crate::journal::day::{format_timestamp, unix_now};
 use crate::oauth::{pages, store};
 
@@ -18,16 +19,6 @@ pub struct RouteRow {
     pub name: &'static str,
     pub address: String,
     pub pairing_open: bool,
-}
-
-/// One connection as the overview shows it.
-pub struct ConnectionRow {
-    pub label: String,
-    pub kind: &'static str,
-    pub grant: String,
-    pub route: String,
-    pub last_used: String,
-    pub calls: i64,
 }
 
 /// One recorded call.
@@ -65,42 +56,9 @@ async fn gather(state: &AppState, owner: &Owner) -> Result<OverviewPage, AuthErr
     let db = &state.journal.db;
     let now = unix_now();
     let facets = state.journal.facets();
-    let counts = audit::counts_by_connection(db).await?;
-    let last_used = |at: Option<i64>| at.map_or_else(|| "never".to_string(), format_timestamp);
-    let mut rows = Vec::new();
-    for key in connections::list_keys(db).await? {
-        rows.push(ConnectionRow {
-            grant: key.grant.describe(&facets),
-            route: "local".into(),
-            last_used: last_used(key.last_used_at),
-            calls: counts.get(&key.id).copied().unwrap_or(0),
-            label: key.label,
-            kind: "key",
-        });
-    }
-    let signed_in = store::list_grants(db)
-        .await
-        .map_err(|e| AuthError::Invalid(e.description))?;
-    for entry in signed_in {
-        let connection = entry.connection;
-        let ended = entry.expires_at <= now;
-        rows.push(ConnectionRow {
-            grant: if ended {
-                "nothing: the sign-in ended (30 days after pairing)".into()
-            } else {
-                connection.grant.describe(&facets)
-            },
-            route: entry.route,
-            last_used: last_used(connection.last_used_at),
-            calls: counts.get(&connection.id).copied().unwrap_or(0),
-            label: connection.label,
-            kind: "signed-in app",
-        });
-    }
+    let connections = summary::all(db).await?.iter().map(|s| s.row(&facets, now)).collect();
     let route = &owner.route;
-    let pairing_open = store::code_open(db, route.name, now)
-        .await
-        .map_err(|e| AuthError::Invalid(e.description))?;
+    let pairing_open = store::code_open(db, route.name, now).await.map_err(oauth_failure)?;
     // Days are UTC, as everywhere in the journal.
     let today = now - now.rem_euclid(86_400);
     let calls = audit::recent(db, LAST_CALLS, None)
@@ -122,7 +80,7 @@ async fn gather(state: &AppState, owner: &Owner) -> Result<OverviewPage, AuthErr
             address: format!("http://127.0.0.1:{}/mcp", route.port),
             pairing_open,
         }],
-        connections: rows,
+        connections,
         calls_today: audit::count_since(db, today).await?,
         calls,
     })

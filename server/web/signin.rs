@@ -13,9 +13,11 @@ use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 
-use super::session::{self, Owner};
+use super::form::OwnerForm;
+use super::session;
 use crate::app::AppState;
 use crate::auth::owner::{self, LinkRefusal};
+use crate::auth::passphrase;
 use crate::journal::day::unix_now;
 use crate::oauth::form::{self, Params};
 use crate::oauth::pages;
@@ -27,6 +29,9 @@ struct SignInPage {
     nonce: String,
     token: String,
     hours: i64,
+    /// Whether the owner set a passphrase, which the page then asks for.
+    passphrase: bool,
+    error: Option<String>,
 }
 
 /// `GET /app/signin`: with a link's token, the button that uses it; without, how to get one.
@@ -41,19 +46,28 @@ pub async fn show(State(state): State<AppState>, RawQuery(query): RawQuery) -> R
     else {
         return how_to_sign_in(StatusCode::OK);
     };
-    match owner::check_link(&state.journal.db, &token, unix_now()).await {
-        Ok(Ok(())) => {
-            let nonce = pages::nonce();
-            let page = SignInPage {
-                nonce: nonce.clone(),
-                token,
-                hours: owner::SESSION_LIFETIME_SECONDS / 3600,
-            };
-            pages::html(StatusCode::OK, &page, &nonce, None)
-        }
+    let db = &state.journal.db;
+    match owner::check_link(db, &token, unix_now()).await {
+        Ok(Ok(())) => match passphrase::stored(db).await {
+            Ok(stored) => confirm_page(StatusCode::OK, token, stored.is_some(), None),
+            Err(error) => unavailable(error),
+        },
         Ok(Err(refusal)) => refused(refusal),
         Err(error) => unavailable(error),
     }
+}
+
+/// The page with the button that uses the link (and the passphrase field, when one is set).
+fn confirm_page(status: StatusCode, token: String, passphrase: bool, error: Option<String>) -> Response {
+    let nonce = pages::nonce();
+    let page = SignInPage {
+        nonce: nonce.clone(),
+        token,
+        hours: owner::SESSION_LIFETIME_SECONDS / 3600,
+        passphrase,
+        error,
+    };
+    pages::html(status, &page, &nonce, None)
 }
 
 /// `POST /app/signin`: uses the link and starts the session.
@@ -70,10 +84,48 @@ pub async fn redeem(
         return how_to_sign_in(StatusCode::BAD_REQUEST);
     };
     let params = Params::parse(&bytes);
-    let Ok(Some(token)) = params.one("t") else {
+    let (Ok(Some(token)), Ok(typed)) = (params.one("t"), params.one("passphrase")) else {
         return how_to_sign_in(StatusCode::BAD_REQUEST);
     };
-    match owner::redeem_link(&state.journal.db, token, unix_now()).await {
+    let db = &state.journal.db;
+    let stored = match passphrase::stored(db).await {
+        Ok(stored) => stored,
+        Err(error) => return unavailable(error),
+    };
+    if let Some(stored) = stored {
+        // The link must still be good before the passphrase is weighed: a used link tells nothing.
+        match owner::check_link(db, token, unix_now()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(refusal)) => return refused(refusal),
+            Err(error) => return unavailable(error),
+        }
+        let typed = typed.unwrap_or_default().to_string();
+        // argon2 is slow on purpose: it runs off the async workers.
+        let matched = tokio::task::spawn_blocking(move || passphrase::matches(&stored, &typed))
+            .await
+            .unwrap_or(false);
+        if !matched {
+            return match owner::link_failed(db, token).await {
+                Ok(0) => pages::message(
+                    StatusCode::FORBIDDEN,
+                    "This link does not sign you in",
+                    "The passphrase was wrong too many times, so this link no longer works.",
+                    Some("Run journal app in a terminal on this computer for a new link."),
+                ),
+                Ok(left) => confirm_page(
+                    StatusCode::FORBIDDEN,
+                    token.to_string(),
+                    true,
+                    Some(format!(
+                        "That passphrase is not right. {left} {} left with this link.",
+                        if left == 1 { "try" } else { "tries" }
+                    )),
+                ),
+                Err(error) => unavailable(error),
+            };
+        }
+    }
+    match owner::redeem_link(db, token, unix_now()).await {
         Ok(Ok(secret)) => {
             let mut response = Redirect::to("/app").into_response();
             response
@@ -87,17 +139,8 @@ pub async fn redeem(
 }
 
 /// `POST /app/signout`: ends this browser's session.
-pub async fn sign_out(State(state): State<AppState>, owner: Owner, headers: HeaderMap, body: Body) -> Response {
-    if !same_origin(&headers, &owner.route) {
-        return foreign_form();
-    }
-    let bytes = form::body(&headers, body, "application/x-www-form-urlencoded")
-        .await
-        .unwrap_or_default();
-    let params = Params::parse(&bytes);
-    if !owner.form_is_ours(params.one("csrf").ok().flatten()) {
-        return foreign_form();
-    }
+pub async fn sign_out(State(state): State<AppState>, form: OwnerForm) -> Response {
+    let owner = form.owner;
     if let Err(error) = owner::end_session(&state.journal.db, owner.secret()).await {
         return unavailable(error);
     }

@@ -8,15 +8,15 @@ use crate::harness::{Client, Reply, TestServer};
 use journal::auth::owner;
 use journal::journal::day::unix_now;
 
-fn at(server: &TestServer, path: &str) -> Client {
+pub(crate) fn at(server: &TestServer, path: &str) -> Client {
     Client::new(&format!("http://{}{path}", server.addr), None)
 }
 
-fn cookie_name(server: &TestServer) -> String {
+pub(crate) fn cookie_name(server: &TestServer) -> String {
     format!("journal_owner_{}", server.addr.port())
 }
 
-async fn get(server: &TestServer, path: &str, cookie: Option<&str>) -> Reply {
+pub(crate) async fn get(server: &TestServer, path: &str, cookie: Option<&str>) -> Reply {
     let cookie = cookie.map(|c| format!("{}={c}", cookie_name(server)));
     let mut headers = Vec::new();
     if let Some(cookie) = &cookie {
@@ -25,7 +25,13 @@ async fn get(server: &TestServer, path: &str, cookie: Option<&str>) -> Reply {
     at(server, path).raw(Method::GET, &headers, "").await
 }
 
-async fn post_form(server: &TestServer, path: &str, cookie: Option<&str>, origin: Option<&str>, form: &str) -> Reply {
+pub(crate) async fn post_form(
+    server: &TestServer,
+    path: &str,
+    cookie: Option<&str>,
+    origin: Option<&str>,
+    form: &str,
+) -> Reply {
     let cookie = cookie.map(|c| format!("{}={c}", cookie_name(server)));
     let mut headers = vec![("content-type", "application/x-www-form-urlencoded")];
     if let Some(cookie) = &cookie {
@@ -37,12 +43,12 @@ async fn post_form(server: &TestServer, path: &str, cookie: Option<&str>, origin
     at(server, path).raw(Method::POST, &headers, form.to_string()).await
 }
 
-fn own_origin(server: &TestServer) -> String {
+pub(crate) fn own_origin(server: &TestServer) -> String {
     format!("http://{}", server.addr)
 }
 
 /// Signs in the way a browser does; answers the session secret from the cookie.
-async fn sign_in(server: &TestServer) -> String {
+pub(crate) async fn sign_in(server: &TestServer) -> String {
     let token = owner::create_link(&server.journal.db, unix_now()).await.unwrap();
     let page = get(server, &format!("/app/signin?t={token}"), None).await;
     assert_eq!(page.status, StatusCode::OK);
@@ -70,11 +76,11 @@ async fn sign_in(server: &TestServer) -> String {
         .to_string()
 }
 
-fn text(reply: &Reply) -> String {
+pub(crate) fn text(reply: &Reply) -> String {
     String::from_utf8_lossy(&reply.body).into_owned()
 }
 
-fn csrf_of(page: &Reply) -> String {
+pub(crate) fn csrf_of(page: &Reply) -> String {
     let body = text(page);
     let start = body.find("name=\"csrf\" value=\"").expect("a form token") + "name=\"csrf\" value=\"".len();
     body[start..].split('"').next().unwrap().to_string()

@@ -4,6 +4,7 @@
 mod harness;
 
 mod app;
+mod app_pages;
 mod cli;
 mod crash;
 mod grants;

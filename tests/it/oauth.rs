@@ -148,7 +148,7 @@ async fn token(server: &TestServer, pairs: &[(&str, &str)]) -> Reply {
 }
 
 /// A whole sign-in: register, authorize, consent with the code, exchange. Answers (client id, tokens).
-async fn sign_in(server: &TestServer, categories: &[&str], facets: Option<&[&str]>) -> (String, Value) {
+pub(crate) async fn sign_in(server: &TestServer, categories: &[&str], facets: Option<&[&str]>) -> (String, Value) {
     let code = open_sign_in(server).await;
     let client_id = register_client(server).await;
     let (verifier, challenge) = pkce();

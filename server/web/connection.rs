@@ -1,0 +1,298 @@
+//! One connection's page: what it is and may see, the tools that grant offers it, editing the grant
+//! (which applies to its next call, in open sessions too) and revoking it.
+//!
+//! Both changes go through `auth::connections`, the functions behind `journal mcp permission set`
+//! and `journal mcp token revoke`, which announce the change to every server process.
+
+use std::collections::BTreeSet;
+
+use askama::Template;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+
+use super::form::{OwnerForm, malformed};
+use super::notice::Notice;
+use super::session::Owner;
+use super::signin::unavailable;
+use super::summary::{self, Summary};
+use crate::app::AppState;
+use crate::auth::{AuthError, Category, connections};
+use crate::journal::day::{format_timestamp, unix_now};
+use crate::journal::facet::Facet;
+use crate::mcp::tools;
+use crate::oauth::form::Params;
+use crate::oauth::pages::{self, CategoryChoice, category_choices};
+
+/// One facet checkbox of the grant form.
+pub struct FacetBox {
+    pub id: String,
+    pub name: String,
+    pub title: String,
+    pub emoji: String,
+    pub checked: bool,
+}
+
+#[derive(Template)]
+#[template(path = "app/connection.html")]
+struct ConnectionPage {
+    nonce: String,
+    csrf: String,
+    section: &'static str,
+    id: String,
+    label: String,
+    is_key: bool,
+    client_id: String,
+    route: String,
+    created: String,
+    last_used: String,
+    calls: i64,
+    ends: Option<String>,
+    ended: bool,
+    grant: String,
+    tools: Vec<&'static str>,
+    categories: Vec<CategoryChoice>,
+    whole_journal: bool,
+    facets: Vec<FacetBox>,
+    notice: Option<&'static str>,
+    error: Option<String>,
+}
+
+/// What the grant form asks for, checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantChoice {
+    pub categories: BTreeSet<Category>,
+    /// None: the whole journal.
+    pub facet_ids: Option<Vec<String>>,
+}
+
+/// Why a grant form was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrantFormError {
+    /// Fields no page of the app sends (an unknown category or scope): a malformed form.
+    Malformed,
+    /// A choice the owner can correct, in words.
+    Correctable(String),
+}
+
+/// Reads the grant form: `category` (repeated), `scope` (`journal` or `facets`) and `facet`
+/// (repeated facet ids, with `scope=facets`). A grant without categories is the empty grant (the
+/// connection's own memory only) whatever the scope.
+pub fn read_grant_form(
+    categories: &[&str],
+    scope: Option<&str>,
+    facet_ids: &[&str],
+    known: &[Facet],
+) -> Result<GrantChoice, GrantFormError> {
+    let mut chosen = BTreeSet::new();
+    for name in categories {
+        chosen.insert(Category::parse(name).ok_or(GrantFormError::Malformed)?);
+    }
+    let whole = match scope {
+        Some("journal") | None => true,
+        Some("facets") => false,
+        Some(_) => return Err(GrantFormError::Malformed),
+    };
+    if chosen.is_empty() || whole {
+        return Ok(GrantChoice {
+            categories: chosen,
+            facet_ids: None,
+        });
+    }
+    let mut ids = Vec::new();
+    for id in facet_ids {
+        if !known.iter().any(|facet| facet.id == *id) {
+            return Err(GrantFormError::Correctable(
+                "One of the facets you ticked no longer exists. Reload the page and choose again.".into(),
+            ));
+        }
+        if !ids.iter().any(|known: &String| known == id) {
+            ids.push((*id).to_string());
+        }
+    }
+    if ids.is_empty() {
+        return Err(GrantFormError::Correctable(
+            "Tick at least one facet, or choose the whole journal.".into(),
+        ));
+    }
+    Ok(GrantChoice {
+        categories: chosen,
+        facet_ids: Some(ids),
+    })
+}
+
+/// `GET /app/connections/{id}`.
+pub async fn show(
+    State(state): State<AppState>,
+    owner: Owner,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let params = Params::parse(query.unwrap_or_default().as_bytes());
+    let Ok(notice) = params.one("notice") else {
+        return malformed();
+    };
+    let notice = Notice::parse(notice).map(Notice::text);
+    render(&state, &owner, &id, notice, None, StatusCode::OK).await
+}
+
+/// `POST /app/connections/{id}/grant`: replaces the grant.
+pub async fn set_grant(State(state): State<AppState>, Path(id): Path<String>, form: OwnerForm) -> Response {
+    let Ok(scope) = form.params.one("scope") else {
+        return malformed();
+    };
+    let facets = state.journal.facets();
+    let choice = match read_grant_form(&form.params.all("category"), scope, &form.params.all("facet"), &facets) {
+        Ok(choice) => choice,
+        Err(GrantFormError::Malformed) => return malformed(),
+        Err(GrantFormError::Correctable(reason)) => {
+            return render(&state, &form.owner, &id, None, Some(reason), StatusCode::BAD_REQUEST).await;
+        }
+    };
+    match summary::one(&state.journal.db, &id).await {
+        Ok(Some(_)) => {}
+        Ok(None) => return gone(),
+        Err(error) => return unavailable(error),
+    }
+    let db = &state.journal.db;
+    match connections::set_grant(db, &id, &choice.categories, choice.facet_ids.as_deref()).await {
+        Ok(_) => Redirect::to(&format!("/app/connections/{id}?notice={}", Notice::GrantSaved.as_str())).into_response(),
+        Err(AuthError::NotFound(_)) => gone(),
+        Err(error) => unavailable(error),
+    }
+}
+
+/// `POST /app/connections/{id}/revoke`: ends the connection.
+pub async fn revoke(State(state): State<AppState>, Path(id): Path<String>, _form: OwnerForm) -> Response {
+    match connections::revoke(&state.journal.db, &id).await {
+        Ok(_) => Redirect::to(&format!("/app/connections?notice={}", Notice::Revoked.as_str())).into_response(),
+        Err(AuthError::NotFound(_)) => gone(),
+        Err(error) => unavailable(error),
+    }
+}
+
+fn gone() -> Response {
+    pages::message(
+        StatusCode::NOT_FOUND,
+        "There is no such connection",
+        "It was revoked, or the link is not one of this journal's connections.",
+        Some("See every connection at /app/connections."),
+    )
+}
+
+async fn render(
+    state: &AppState,
+    owner: &Owner,
+    id: &str,
+    notice: Option<&'static str>,
+    error: Option<String>,
+    status: StatusCode,
+) -> Response {
+    let summary = match summary::one(&state.journal.db, id).await {
+        Ok(Some(summary)) => summary,
+        Ok(None) => return gone(),
+        Err(error) => return unavailable(error),
+    };
+    let page = build(&summary, &state.journal.facets(), owner, notice, error);
+    pages::html(status, &page, &page.nonce.clone(), None)
+}
+
+fn build(
+    summary: &Summary,
+    facets: &[Facet],
+    owner: &Owner,
+    notice: Option<&'static str>,
+    error: Option<String>,
+) -> ConnectionPage {
+    let now = unix_now();
+    let row = summary.row(facets, now);
+    let connection = &summary.connection;
+    let grant = &connection.grant;
+    let checked: Vec<Category> = grant.categories.iter().copied().collect();
+    ConnectionPage {
+        nonce: pages::nonce(),
+        csrf: owner.csrf.clone(),
+        section: "connections",
+        id: row.id,
+        label: row.label,
+        is_key: summary.is_key(),
+        client_id: summary.client_id.clone().unwrap_or_default(),
+        route: row.route,
+        created: row.created,
+        last_used: row.last_used,
+        calls: row.calls,
+        ends: summary.ends_at.map(format_timestamp),
+        ended: row.ended,
+        grant: row.grant,
+        tools: tools::ALL
+            .iter()
+            .filter(|tool| tool.offered(connection))
+            .map(|tool| tool.name)
+            .collect(),
+        categories: category_choices(&checked),
+        whole_journal: grant.facet_ids.is_none(),
+        facets: facets
+            .iter()
+            .map(|facet| FacetBox {
+                id: facet.id.clone(),
+                name: facet.name.clone(),
+                title: if facet.title.is_empty() {
+                    facet.name.clone()
+                } else {
+                    facet.title.clone()
+                },
+                emoji: facet.emoji.clone().unwrap_or_default(),
+                checked: grant.facet_ids.as_ref().is_some_and(|ids| ids.contains(&facet.id)),
+            })
+            .collect(),
+        notice,
+        error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facet(id: &str) -> Facet {
+        Facet {
+            id: id.into(),
+            name: format!("name-{id}"),
+            title: String::new(),
+            description: String::new(),
+            color: None,
+            emoji: None,
+            muted: false,
+        }
+    }
+
+    #[test]
+    fn the_grant_form_reads_categories_and_reach() {
+        let known = [facet("f1"), facet("f2")];
+        let whole = read_grant_form(&["transcripts", "entities"], Some("journal"), &["f1"], &known).unwrap();
+        assert_eq!(whole.categories.len(), 2);
+        assert_eq!(whole.facet_ids, None, "facets ticked under 'whole journal' are ignored");
+        let some = read_grant_form(&["facets"], Some("facets"), &["f2", "f2", "f1"], &known).unwrap();
+        assert_eq!(some.facet_ids, Some(vec!["f2".to_string(), "f1".to_string()]));
+        let cleared = read_grant_form(&[], Some("facets"), &[], &known).unwrap();
+        assert!(cleared.categories.is_empty());
+        assert_eq!(cleared.facet_ids, None);
+    }
+
+    #[test]
+    fn the_grant_form_refuses_what_no_page_sends_and_explains_the_rest() {
+        let known = [facet("f1")];
+        assert_eq!(
+            read_grant_form(&["notes"], None, &[], &known),
+            Err(GrantFormError::Malformed)
+        );
+        assert_eq!(
+            read_grant_form(&["entities"], Some("everything"), &[], &known),
+            Err(GrantFormError::Malformed)
+        );
+        let none_ticked = read_grant_form(&["entities"], Some("facets"), &[], &known).unwrap_err();
+        assert!(matches!(none_ticked, GrantFormError::Correctable(ref text) if text.contains("at least one facet")));
+        let deleted = read_grant_form(&["entities"], Some("facets"), &["gone"], &known).unwrap_err();
+        assert!(matches!(deleted, GrantFormError::Correctable(ref text) if text.contains("no longer exists")));
+    }
+}

@@ -1,0 +1,53 @@
+//! What a page says after a form redirected to it ("the grant is saved"). The redirect carries only
+//! a fixed word from this list, never text: a link someone else made can then not put words of its
+//! choosing on the owner's page.
+
+/// A confirmation shown once after a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Notice {
+    CodeClosed,
+    GrantSaved,
+    Revoked,
+}
+
+impl Notice {
+    const ALL: [Notice; 3] = [Notice::CodeClosed, Notice::GrantSaved, Notice::Revoked];
+
+    /// The word in the redirect's query.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Notice::CodeClosed => "closed",
+            Notice::GrantSaved => "saved",
+            Notice::Revoked => "revoked",
+        }
+    }
+
+    /// The notice a query names; anything else is no notice.
+    pub fn parse(word: Option<&str>) -> Option<Notice> {
+        word.and_then(|word| Notice::ALL.into_iter().find(|n| n.as_str() == word))
+    }
+
+    /// The sentence the page shows.
+    pub fn text(self) -> &'static str {
+        match self {
+            Notice::CodeClosed => "Sign-in is closed: the pairing code no longer works.",
+            Notice::GrantSaved => "Saved. The connection's next call already sees the new grant.",
+            Notice::Revoked => "Revoked. Its next call is refused; its past calls stay in the activity log.",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_known_words_make_a_notice() {
+        for notice in Notice::ALL {
+            assert_eq!(Notice::parse(Some(notice.as_str())), Some(notice));
+        }
+        assert_eq!(Notice::parse(Some("<script>")), None);
+        assert_eq!(Notice::parse(Some("")), None);
+        assert_eq!(Notice::parse(None), None);
+    }
+}

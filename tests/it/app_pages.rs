@@ -1,0 +1,513 @@
+//! The owner app's pages and forms over HTTP: connecting an agent (pairing codes), minting keys,
+//! editing and revoking grants, the activity log, and the owner passphrase; with every refusal
+//! (no session, a wrong or missing form token, a form from another page, fields no page sends),
+//! each checked to have changed nothing.
+
+use hyper::{Method, StatusCode};
+use serde_json::json;
+
+use crate::app::{cookie_name, csrf_of, get, own_origin, post_form, sign_in, text};
+use crate::harness::{Client, TestServer};
+use journal::auth::{connections, owner};
+use journal::journal::day::unix_now;
+use journal::oauth::{pairing, store};
+
+/// A signed-in owner: the session secret and its form token.
+struct Owner {
+    secret: String,
+    csrf: String,
+}
+
+async fn owner_of(server: &TestServer) -> Owner {
+    let secret = sign_in(server).await;
+    let csrf = csrf_of(&get(server, "/app", Some(&secret)).await);
+    Owner { secret, csrf }
+}
+
+/// Posts a form of the app as its own page does.
+async fn submit(server: &TestServer, owner: &Owner, path: &str, fields: &str) -> crate::harness::Reply {
+    let form = format!("csrf={}&{fields}", owner.csrf);
+    post_form(server, path, Some(&owner.secret), Some(&own_origin(server)), &form).await
+}
+
+async fn stored_code_digest(server: &TestServer) -> Option<Vec<u8>> {
+    sqlx::query_scalar("SELECT digest FROM pairing_codes WHERE route = 'local'")
+        .fetch_optional(&server.journal.db)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn no_page_or_form_answers_without_a_session() {
+    let server = TestServer::start().await;
+    server.key("script", &["transcripts"], None).await;
+    let key = connections::find_key(&server.journal.db, "script").await.unwrap();
+    let pages = [
+        "/app/connect".to_string(),
+        "/app/connections".into(),
+        format!("/app/connections/{}", key.id),
+        "/app/activity".into(),
+    ];
+    for path in &pages {
+        let reply = get(&server, path, None).await;
+        assert_eq!(reply.status, StatusCode::SEE_OTHER, "{path}");
+        assert_eq!(reply.header("location").as_deref(), Some("/app/signin"));
+        assert_eq!(get(&server, path, Some("forged")).await.status, StatusCode::SEE_OTHER);
+    }
+    let origin = own_origin(&server);
+    for (path, form) in [
+        ("/app/connect/code".to_string(), "route=local"),
+        ("/app/connect/close".into(), "route=local"),
+        ("/app/connections/mint".into(), "label=sneaky"),
+        (
+            format!("/app/connections/{}/grant", key.id),
+            "category=entities&scope=journal",
+        ),
+        (format!("/app/connections/{}/revoke", key.id), ""),
+    ] {
+        let reply = post_form(&server, &path, None, Some(&origin), &format!("csrf=x&{form}")).await;
+        assert_eq!(reply.status, StatusCode::SEE_OTHER, "{path}");
+    }
+    assert_eq!(stored_code_digest(&server).await, None, "no code was opened");
+    let keys = connections::list_keys(&server.journal.db).await.unwrap();
+    assert_eq!(keys.len(), 1, "nothing minted, nothing revoked");
+    assert_eq!(keys[0].grant, key.grant, "the grant is unchanged");
+}
+
+#[tokio::test]
+async fn forms_without_their_token_or_from_another_page_change_nothing() {
+    let server = TestServer::start().await;
+    server.key("script", &["transcripts"], None).await;
+    let key = connections::find_key(&server.journal.db, "script").await.unwrap();
+    let owner = owner_of(&server).await;
+    let other_page = format!("http://127.0.0.1:{}", server.addr.port().wrapping_add(1));
+    for (path, fields) in [
+        ("/app/connect/code".to_string(), "route=local"),
+        ("/app/connections/mint".into(), "label=sneaky"),
+        (
+            format!("/app/connections/{}/grant", key.id),
+            "category=entities&scope=journal",
+        ),
+        (format!("/app/connections/{}/revoke", key.id), ""),
+    ] {
+        for form in [format!("csrf=wrong&{fields}"), fields.to_string()] {
+            let reply = post_form(&server, &path, Some(&owner.secret), Some(&own_origin(&server)), &form).await;
+            assert_eq!(reply.status, StatusCode::FORBIDDEN, "{path} {form}");
+            assert!(text(&reply).contains("Nothing was changed"));
+        }
+        let form = format!("csrf={}&{fields}", owner.csrf);
+        let foreign = post_form(&server, &path, Some(&owner.secret), Some(&other_page), &form).await;
+        assert_eq!(foreign.status, StatusCode::FORBIDDEN, "{path} from another page");
+        let cookie = format!("{}={}", cookie_name(&server), owner.secret);
+        let not_a_form = crate::app::at(&server, &path)
+            .raw(
+                Method::POST,
+                &[("content-type", "application/json"), ("cookie", &cookie)],
+                form,
+            )
+            .await;
+        assert_eq!(not_a_form.status, StatusCode::BAD_REQUEST, "{path} as JSON");
+    }
+    assert_eq!(stored_code_digest(&server).await, None);
+    let keys = connections::list_keys(&server.journal.db).await.unwrap();
+    assert_eq!(keys.len(), 1);
+    assert_eq!(keys[0].grant, key.grant);
+}
+
+#[tokio::test]
+async fn the_connect_page_makes_and_closes_pairing_codes() {
+    let server = TestServer::start().await;
+    let owner = owner_of(&server).await;
+    let address = format!("http://127.0.0.1:{}/mcp", server.addr.port());
+
+    let page = get(&server, "/app/connect", Some(&owner.secret)).await;
+    assert_eq!(page.status, StatusCode::OK);
+    let body = text(&page);
+    assert!(
+        body.contains(&format!("claude mcp add --transport http journal {address}")),
+        "{body}"
+    );
+    assert!(body.contains(&format!("codex mcp add journal --url {address}")));
+    assert!(body.contains(&format!("gemini mcp add --transport http journal {address}")));
+    assert!(body.contains("Sign-in is closed"));
+    assert!(
+        page.header("content-security-policy")
+            .unwrap()
+            .contains("script-src 'nonce-")
+    );
+
+    let made = submit(&server, &owner, "/app/connect/code", "route=local").await;
+    assert_eq!(made.status, StatusCode::OK);
+    let body = text(&made);
+    let start = body.find("id=\"pairing-code\">").expect("the code is shown") + "id=\"pairing-code\">".len();
+    let shown = &body[start..start + 9];
+    let normalized = pairing::normalize(shown).unwrap();
+    assert_eq!(
+        stored_code_digest(&server).await,
+        Some(pairing::digest(&normalized)),
+        "the code shown is the code that opens sign-in"
+    );
+    assert!(body.contains(&format!("data-seconds=\"{}\"", pairing::LIFETIME_SECONDS)));
+    assert!(store::code_open(&server.journal.db, "local", unix_now()).await.unwrap());
+
+    let again = text(&get(&server, "/app/connect", Some(&owner.secret)).await);
+    assert!(again.contains("A pairing code is open until"), "{again}");
+    assert!(!again.contains(shown), "a code is shown only once");
+
+    let wrong_route = submit(&server, &owner, "/app/connect/close", "route=lan").await;
+    assert_eq!(wrong_route.status, StatusCode::BAD_REQUEST);
+    assert!(store::code_open(&server.journal.db, "local", unix_now()).await.unwrap());
+
+    let closed = submit(&server, &owner, "/app/connect/close", "route=local").await;
+    assert_eq!(closed.status, StatusCode::SEE_OTHER);
+    let location = closed.header("location").unwrap();
+    assert_eq!(location, "/app/connect?notice=closed");
+    assert!(!store::code_open(&server.journal.db, "local", unix_now()).await.unwrap());
+    assert!(text(&get(&server, &location, Some(&owner.secret)).await).contains("Sign-in is closed: the pairing code"));
+
+    let lan = get(&server, "/app/connect?route=lan", Some(&owner.secret)).await;
+    assert_eq!(lan.status, StatusCode::OK);
+    assert!(text(&lan).contains("not set up on this journal"));
+    assert_eq!(
+        get(&server, "/app/connect?route=moon", Some(&owner.secret))
+            .await
+            .status,
+        StatusCode::BAD_REQUEST
+    );
+    let other = submit(&server, &owner, "/app/connect/code", "route=domain").await;
+    assert_eq!(other.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        stored_code_digest(&server).await,
+        None,
+        "no code for a route this server does not serve"
+    );
+}
+
+#[tokio::test]
+async fn a_minted_key_is_shown_once_and_works() {
+    let server = TestServer::start().await;
+    let owner = owner_of(&server).await;
+    let minted = submit(&server, &owner, "/app/connections/mint", "label=web+script").await;
+    assert_eq!(minted.status, StatusCode::OK);
+    assert_eq!(minted.header("cache-control").as_deref(), Some("no-store"));
+    let body = text(&minted);
+    let start = body.find("jk_").expect("the key is shown");
+    let key: String = body[start..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .collect();
+    assert!(
+        body.contains(&format!("Authorization: Bearer {key}")),
+        "the lines that use it"
+    );
+    let client = Client::connected(&server.url(), &key).await;
+    assert_eq!(
+        client.tool_names().await.len(),
+        3,
+        "a new key holds only its own memory"
+    );
+
+    let list = text(&get(&server, "/app/connections", Some(&owner.secret)).await);
+    assert!(list.contains("web script"));
+    assert!(!list.contains(&key), "the key is never shown again");
+
+    let duplicate = submit(&server, &owner, "/app/connections/mint", "label=WEB+Script").await;
+    assert_eq!(duplicate.status, StatusCode::BAD_REQUEST);
+    assert!(text(&duplicate).contains("already exists"), "{}", text(&duplicate));
+    let bad = submit(&server, &owner, "/app/connections/mint", "label=-dash").await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(text(&bad).contains("is not allowed"));
+    let twice = submit(&server, &owner, "/app/connections/mint", "label=a&label=b").await;
+    assert_eq!(twice.status, StatusCode::BAD_REQUEST);
+    assert_eq!(connections::list_keys(&server.journal.db).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn an_edited_grant_applies_to_the_next_call_of_an_open_session() {
+    let server = TestServer::start().await;
+    let key = server.key("agent", &[], None).await;
+    let id = connections::find_key(&server.journal.db, "agent").await.unwrap().id;
+    let owner = owner_of(&server).await;
+    let client = Client::connected(&server.url(), &key).await;
+    assert_eq!(client.tool_names().await.len(), 3);
+
+    let page = text(&get(&server, &format!("/app/connections/{id}"), Some(&owner.secret)).await);
+    assert!(page.contains("its own memory only"), "{page}");
+    let path = format!("/app/connections/{id}/grant");
+    let saved = submit(
+        &server,
+        &owner,
+        &path,
+        "category=transcripts&category=entities&category=facets&scope=journal",
+    )
+    .await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER);
+    let location = saved.header("location").unwrap();
+    assert_eq!(location, format!("/app/connections/{id}?notice=saved"));
+    assert_eq!(
+        client.tool_names().await.len(),
+        9,
+        "the open session sees the new grant"
+    );
+    let page = text(&get(&server, &location, Some(&owner.secret)).await);
+    assert!(page.contains("Saved."));
+    assert!(page.contains("<code>get_entity</code>"), "the tools it is offered");
+
+    let work = server.facet_id("work");
+    let narrowed = submit(
+        &server,
+        &owner,
+        &path,
+        &format!("category=entities&scope=facets&facet={work}"),
+    )
+    .await;
+    assert_eq!(narrowed.status, StatusCode::SEE_OTHER);
+    let entities = client.tool("list_entities").await;
+    assert_eq!(entities["inputSchema"]["properties"]["facet"]["enum"], json!([work]));
+    assert!(!client.tool_names().await.contains(&"get_transcript".to_string()));
+
+    let before = connections::load(&server.journal.db, &id).await.unwrap().unwrap().grant;
+    let none_ticked = submit(&server, &owner, &path, "category=entities&scope=facets").await;
+    assert_eq!(none_ticked.status, StatusCode::BAD_REQUEST);
+    assert!(text(&none_ticked).contains("Tick at least one facet"));
+    for bad in [
+        "category=notes&scope=journal",
+        "category=entities&scope=everything",
+        "category=entities&scope=journal&scope=facets",
+    ] {
+        assert_eq!(
+            submit(&server, &owner, &path, bad).await.status,
+            StatusCode::BAD_REQUEST,
+            "{bad}"
+        );
+    }
+    let deleted_facet = submit(&server, &owner, &path, "category=entities&scope=facets&facet=gone").await;
+    assert_eq!(deleted_facet.status, StatusCode::BAD_REQUEST);
+    let after = connections::load(&server.journal.db, &id).await.unwrap().unwrap().grant;
+    assert_eq!(after, before, "a refused form changes nothing");
+
+    let cleared = submit(&server, &owner, &path, "scope=journal").await;
+    assert_eq!(cleared.status, StatusCode::SEE_OTHER);
+    assert_eq!(
+        client.tool_names().await.len(),
+        3,
+        "nothing ticked: its own memory only"
+    );
+
+    let unknown = submit(&server, &owner, "/app/connections/no-such-id/grant", "scope=journal").await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        get(&server, "/app/connections/no-such-id", Some(&owner.secret))
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn revoking_ends_a_key_and_a_signed_in_app_at_once() {
+    let server = TestServer::start().await;
+    let key = server.key("doomed", &["entities"], None).await;
+    let key_id = connections::find_key(&server.journal.db, "doomed").await.unwrap().id;
+    let (client_id, tokens) = crate::oauth::sign_in(&server, &["transcripts"], None).await;
+    let access = tokens["access_token"].as_str().unwrap().to_string();
+    let app_id = store::connection_for_client(&server.journal.db, &client_id)
+        .await
+        .unwrap()[0]
+        .clone();
+    let owner = owner_of(&server).await;
+    let key_client = Client::connected(&server.url(), &key).await;
+    let app_client = Client::connected(&server.url(), &access).await;
+
+    let page = text(&get(&server, &format!("/app/connections/{app_id}"), Some(&owner.secret)).await);
+    assert!(page.contains(&client_id), "an app's page names its client id");
+
+    for (id, client) in [(&key_id, &key_client), (&app_id, &app_client)] {
+        let revoked = submit(&server, &owner, &format!("/app/connections/{id}/revoke"), "").await;
+        assert_eq!(revoked.status, StatusCode::SEE_OTHER);
+        assert_eq!(
+            revoked.header("location").as_deref(),
+            Some("/app/connections?notice=revoked")
+        );
+        let refused = client
+            .try_post(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}))
+            .await
+            .unwrap();
+        assert_eq!(refused.status, StatusCode::UNAUTHORIZED, "its next request is refused");
+        assert_eq!(
+            get(&server, &format!("/app/connections/{id}"), Some(&owner.secret))
+                .await
+                .status,
+            StatusCode::NOT_FOUND
+        );
+        let again = submit(&server, &owner, &format!("/app/connections/{id}/revoke"), "").await;
+        assert_eq!(again.status, StatusCode::NOT_FOUND);
+    }
+    let list = text(&get(&server, "/app/connections?notice=revoked", Some(&owner.secret)).await);
+    assert!(list.contains("Revoked."));
+    assert!(list.contains("Nothing is connected yet"));
+}
+
+#[tokio::test]
+async fn activity_filters_pages_and_charts_the_log() {
+    let server = TestServer::start().await;
+    let busy = server.key("busy", &[], None).await;
+    let quiet = server.key("quiet", &[], None).await;
+    let busy_id = connections::find_key(&server.journal.db, "busy").await.unwrap().id;
+    let busy = Client::connected(&server.url(), &busy).await;
+    for i in 0..52 {
+        busy.ok(
+            "save_memory",
+            json!({"content": "note", "operation_id": format!("op-{i}")}),
+        )
+        .await;
+    }
+    let quiet = Client::connected(&server.url(), &quiet).await;
+    quiet.refused("get_entity", json!({"reference": "forged"})).await;
+    connections::revoke_key(&server.journal.db, "quiet").await.unwrap();
+    let owner = owner_of(&server).await;
+
+    let all = get(&server, "/app/activity", Some(&owner.secret)).await;
+    assert_eq!(all.status, StatusCode::OK);
+    let body = text(&all);
+    assert!(body.contains("<svg class=\"chart\""), "the charts");
+    assert!(body.contains("Calls per day by connection"));
+    assert!(body.contains("53 calls in all"), "the chart counts every call");
+    assert!(body.contains("quiet (revoked)"), "revoked connections stay filterable");
+    assert_eq!(
+        body.matches("<code>save_memory</code>").count(),
+        49,
+        "a page holds 50 calls"
+    );
+    let older = body.find("Older calls").expect("a link to older calls");
+    let href_start = body[..older].rfind("href=\"").unwrap() + 6;
+    let href = body[href_start..].split('"').next().unwrap().replace("&amp;", "&");
+    let rest = text(&get(&server, &href, Some(&owner.secret)).await);
+    assert_eq!(rest.matches("<code>save_memory</code>").count(), 3);
+    assert!(!rest.contains("Older calls"));
+
+    let refused = text(&get(&server, "/app/activity?outcome=refused", Some(&owner.secret)).await);
+    assert!(refused.contains("<code>get_entity</code>"));
+    assert!(!refused.contains("<code>save_memory</code>"));
+    let only_busy = text(
+        &get(
+            &server,
+            &format!("/app/activity?connection={busy_id}&tool=save_memory"),
+            Some(&owner.secret),
+        )
+        .await,
+    );
+    assert!(!only_busy.contains("<code>get_entity</code>"));
+    assert!(only_busy.contains("52 calls in all"));
+    let yesterday = journal::journal::day::Day::today().minus_days(1);
+    let none = text(&get(&server, &format!("/app/activity?day={yesterday}"), Some(&owner.secret)).await);
+    assert!(none.contains("No calls match these filters"), "{none}");
+    for bad in ["outcome=maybe", "day=2026-02-30", "before=soon", "tool=a&tool=b"] {
+        let reply = get(&server, &format!("/app/activity?{bad}"), Some(&owner.secret)).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{bad}");
+    }
+}
+
+/// Runs the CLI with `input` on standard input; answers (success, stdout, stderr).
+fn cli_with_input(dir: &std::path::Path, args: &[&str], input: &str) -> (bool, String, String) {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_journal"))
+        .arg("--journal")
+        .arg(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn a_passphrase_is_asked_after_the_link_and_wrong_ones_use_it_up() {
+    let server = TestServer::start().await;
+    let earlier = owner_of(&server).await;
+    let root = server.root().to_path_buf();
+
+    let (ok, _, stderr) = cli_with_input(&root, &["app", "passphrase", "set"], "short\n");
+    assert!(!ok);
+    assert!(
+        stderr.starts_with("error: ") && stderr.contains("at least 8"),
+        "{stderr}"
+    );
+    let (ok, stdout, stderr) = cli_with_input(&root, &["app", "passphrase", "set"], "correct horse\n");
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("1 session signed out"), "{stdout}");
+    assert_eq!(
+        get(&server, "/app", Some(&earlier.secret)).await.status,
+        StatusCode::SEE_OTHER
+    );
+    let stored: String = sqlx::query_scalar("SELECT phc FROM owner_passphrase")
+        .fetch_one(&server.journal.db)
+        .await
+        .unwrap();
+    assert!(stored.starts_with("$argon2id$") && !stored.contains("correct horse"));
+
+    let origin = own_origin(&server);
+    let token = owner::create_link(&server.journal.db, unix_now()).await.unwrap();
+    let page = text(&get(&server, &format!("/app/signin?t={token}"), None).await);
+    assert!(page.contains("type=\"password\""), "the page asks for the passphrase");
+    let link_only = post_form(&server, "/app/signin", None, Some(&origin), &format!("t={token}")).await;
+    assert_eq!(link_only.status, StatusCode::FORBIDDEN);
+    assert!(link_only.header("set-cookie").is_none());
+    assert!(text(&link_only).contains("4 tries left"), "{}", text(&link_only));
+    for _ in 0..3 {
+        let wrong = post_form(
+            &server,
+            "/app/signin",
+            None,
+            Some(&origin),
+            &format!("t={token}&passphrase=nope"),
+        )
+        .await;
+        assert_eq!(wrong.status, StatusCode::FORBIDDEN);
+    }
+    let last = post_form(
+        &server,
+        "/app/signin",
+        None,
+        Some(&origin),
+        &format!("t={token}&passphrase=nope"),
+    )
+    .await;
+    assert!(text(&last).contains("wrong too many times"), "{}", text(&last));
+    let right_too_late = post_form(
+        &server,
+        "/app/signin",
+        None,
+        Some(&origin),
+        &format!("t={token}&passphrase=correct+horse"),
+    )
+    .await;
+    assert_eq!(right_too_late.status, StatusCode::FORBIDDEN, "the link is used up");
+
+    let fresh = owner::create_link(&server.journal.db, unix_now()).await.unwrap();
+    let signed_in = post_form(
+        &server,
+        "/app/signin",
+        None,
+        Some(&origin),
+        &format!("t={fresh}&passphrase=correct+horse"),
+    )
+    .await;
+    assert_eq!(signed_in.status, StatusCode::SEE_OTHER);
+    assert!(signed_in.header("set-cookie").is_some());
+
+    let (ok, stdout, _) = cli_with_input(&root, &["app", "passphrase", "clear"], "");
+    assert!(ok && stdout.contains("removed"), "{stdout}");
+    let (ok, stdout, _) = cli_with_input(&root, &["app", "passphrase", "clear"], "");
+    assert!(ok && stdout.contains("no passphrase was set"), "{stdout}");
+    sign_in(&server).await;
+}
