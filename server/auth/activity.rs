@@ -45,7 +45,7 @@ pub struct Page {
 /// The entries that match `filter`, newest first, at most `limit`, older than the entry `before`
 /// when given (the `older` of the page before).
 pub async fn page(pool: &Pool, filter: &Filter, before: Option<i64>, limit: i64) -> Result<Page, AuthError> {
-    let limit = limit.clamp(1, 1_000);
+    let limit = limit.clamp(1, 10_000);
     let rows = sqlx::query(
         "SELECT id, at, connection_id, connection_label, tool, arguments_sha256, outcome, detail FROM audit
          WHERE (?1 IS NULL OR connection_id = ?1) AND (?2 IS NULL OR tool = ?2) AND (?3 IS NULL OR outcome = ?3)

@@ -106,6 +106,36 @@ impl Grant {
         }
     }
 
+    /// The grant in a short sentence for the owner's pages, without the generation and the write
+    /// mode that `describe` adds for the CLI: `transcripts and entities in work, family`.
+    pub fn in_words(&self, facets: &[Facet]) -> String {
+        if self.categories.is_empty() {
+            return "its own notes only".into();
+        }
+        let names: Vec<&str> = self.categories.iter().map(|c| c.as_str()).collect();
+        let kinds = match names.as_slice() {
+            [one] => (*one).to_string(),
+            [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+            [] => String::new(),
+        };
+        match &self.facet_ids {
+            None => format!("{kinds} in the whole journal"),
+            Some(ids) if ids.is_empty() => format!("{kinds} in no facets"),
+            Some(ids) => {
+                let reach: Vec<String> = ids
+                    .iter()
+                    .map(|id| {
+                        facets
+                            .iter()
+                            .find(|f| &f.id == id)
+                            .map_or_else(|| "a deleted facet".to_string(), |f| f.name.clone())
+                    })
+                    .collect();
+                format!("{kinds} in {}", reach.join(", "))
+            }
+        }
+    }
+
     /// One line for people: `transcripts, entities in work, family`.
     pub fn describe(&self, facets: &[Facet]) -> String {
         if self.categories.is_empty() {
@@ -166,6 +196,15 @@ mod tests {
         grant.facet_ids = Some(vec!["2".into(), "gone".into()]);
         assert_eq!(grant.scope(&facets), Scope::Facets(vec!["home".into()]));
         assert!(grant.describe(&facets).contains("home, gone (deleted)"));
+        assert_eq!(grant.in_words(&facets), "entities in home, a deleted facet");
+        grant.categories.insert(Category::Transcripts);
+        grant.categories.insert(Category::Facets);
+        grant.facet_ids = None;
+        assert_eq!(
+            grant.in_words(&facets),
+            "transcripts, entities and facets in the whole journal"
+        );
+        assert_eq!(Grant::empty().in_words(&facets), "its own notes only");
     }
 
     #[test]

@@ -7,9 +7,11 @@ use clap::Subcommand;
 use serde_json::json;
 
 use super::open_for_access;
-use crate::auth::audit;
+use crate::auth::activity::{self, Filter};
+use crate::auth::audit::Outcome;
 use crate::auth::connections;
-use crate::journal::day::format_timestamp;
+use crate::journal::day::{Day, format_timestamp};
+use crate::oauth::store;
 
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {
@@ -31,8 +33,20 @@ pub enum McpCommand {
         #[arg(long, default_value_t = 50)]
         limit: u32,
         /// Only the calls of this key.
-        #[arg(long, value_name = "LABEL")]
+        #[arg(long, value_name = "LABEL", conflicts_with = "client")]
         token: Option<String>,
+        /// Only the calls of this signed-in app (every sign-in of its client id).
+        #[arg(long, value_name = "ID")]
+        client: Option<String>,
+        /// Only the calls of this tool.
+        #[arg(long, value_name = "NAME")]
+        tool: Option<String>,
+        /// Only calls with this outcome: served, empty, refused or error.
+        #[arg(long)]
+        outcome: Option<String>,
+        /// Only the calls of this UTC day (YYYY-MM-DD).
+        #[arg(long)]
+        day: Option<String>,
     },
 }
 
@@ -98,13 +112,64 @@ pub async fn run(dir: &Path, command: McpCommand) -> anyhow::Result<()> {
         McpCommand::Permission(command) => super::permission::run(&journal, command).await?,
         McpCommand::Pairing(command) => super::oauth::pairing(&journal, command).await?,
         McpCommand::Oauth(command) => super::oauth::oauth(&journal, command).await?,
-        McpCommand::Activity { limit, token } => {
-            if let Some(label) = &token {
-                connections::find_key(db, label).await?;
+        McpCommand::Activity {
+            limit,
+            token,
+            client,
+            tool,
+            outcome,
+            day,
+        } => {
+            let outcome = match outcome.as_deref() {
+                None => None,
+                Some(text) => Some(Outcome::parse(text).ok_or_else(|| {
+                    anyhow::anyhow!("unknown outcome \"{text}\": use served, empty, refused or error")
+                })?),
+            };
+            let day = day.as_deref().map(Day::parse).transpose()?;
+            if let Some(name) = &tool
+                && crate::mcp::tools::find(name).is_none()
+            {
+                anyhow::bail!("there is no tool named {name}: see docs/mcp.md for the tools");
             }
-            let entries = audit::recent(db, i64::from(limit.clamp(1, 10_000)), token.as_deref()).await?;
+            // A key is one connection; a client may have signed in more than once.
+            let connection_ids: Vec<Option<String>> = if let Some(label) = &token {
+                vec![Some(connections::find_key(db, label).await?.id)]
+            } else if let Some(client) = &client {
+                let ids = store::connection_for_client(db, client)
+                    .await
+                    .map_err(super::oauth::plain)?;
+                if ids.is_empty() {
+                    anyhow::bail!("no signed-in app has the client id {client}: see `journal mcp oauth list`");
+                }
+                ids.into_iter().map(Some).collect()
+            } else {
+                vec![None]
+            };
+            let limit = i64::from(limit.clamp(1, 10_000));
+            let mut entries = Vec::new();
+            for connection_id in connection_ids {
+                let filter = Filter {
+                    connection_id,
+                    tool: tool.clone(),
+                    outcome,
+                    day,
+                };
+                entries.extend(activity::page(db, &filter, None, limit).await?.entries);
+            }
+            entries.sort_by_key(|entry| std::cmp::Reverse(entry.id));
+            entries.truncate(limit as usize);
             if entries.is_empty() {
-                println!("no tool calls recorded yet");
+                let filtered =
+                    token.is_some() || client.is_some() || tool.is_some() || outcome.is_some() || day.is_some();
+                println!(
+                    "{}",
+                    if filtered {
+                        "no tool calls match these filters"
+                    } else {
+                        "no tool calls recorded yet"
+                    }
+                );
             }
             for entry in entries {
                 let detail = if entry.detail.is_empty() {

@@ -9,8 +9,8 @@ use crate::auth::activity::DayCount;
 use crate::journal::day::Day;
 
 /// The drawing's coordinate space; the SVG scales it to the page.
-const WIDTH: i64 = 720;
-const HEIGHT: i64 = 240;
+const WIDTH: i64 = 560;
+const HEIGHT: i64 = 220;
 /// Room for the tick labels on the left and the day labels below.
 const LEFT: i64 = 40;
 const RIGHT: i64 = 8;
@@ -197,7 +197,7 @@ fn stacked(title: &'static str, days: &[Day], series: Vec<Series>) -> Chart {
         })
         .collect();
     // Every day is labelled when there is room, else every other one (the last always).
-    let every = if days.len() > 16 { 2 } else { 1 };
+    let every = if days.len() > 8 { 2 } else { 1 };
     let labels = days
         .iter()
         .enumerate()
@@ -342,6 +342,6 @@ mod tests {
         let empty = by_outcome(&days, &[]);
         assert!(empty.bars.is_empty());
         assert_eq!(empty.total, 0);
-        assert_eq!(empty.labels.len(), 7);
+        assert_eq!(empty.labels.len(), 7, "a week has room for every day");
     }
 }

@@ -39,7 +39,7 @@ impl Summary {
             grant: if self.ended(now) {
                 "nothing: the sign-in ended (30 days after pairing)".into()
             } else {
-                connection.grant.describe(facets)
+                connection.grant.in_words(facets)
             },
             route: self.route.clone(),
             created: format_timestamp(connection.created_at),

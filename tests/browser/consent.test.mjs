@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import http from 'node:http';
 import crypto from 'node:crypto';
 import { chromium } from 'playwright-core';
-import { ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, JOURNAL, journal, serve } from './journal.mjs';
+import { ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, JOURNAL, journal, rpc, serve } from './journal.mjs';
 
 /** A stand-in for the agent's loopback callback: records the first query it receives. */
 function callbackListener() {
@@ -24,13 +24,6 @@ function callbackListener() {
     if (url.pathname === '/callback') deliver(Object.fromEntries(url.searchParams));
   });
   return new Promise((r) => server.listen(0, '127.0.0.1', () => r({ server, port: server.address().port, received })));
-}
-
-async function rpc(origin, token, body, session) {
-  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-  if (session) Object.assign(headers, { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' });
-  const response = await fetch(`${origin}/mcp`, { method: 'POST', headers, body: JSON.stringify(body) });
-  return { response, json: await response.json() };
 }
 
 test('the owner approves an agent for chosen facets in a real browser', async (t) => {

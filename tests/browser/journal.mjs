@@ -1,5 +1,5 @@
 // What the browser tests share: where the binary, Chromium and the screenshots are, running the CLI,
-// and starting `journal serve` on an ephemeral port.
+// starting `journal serve` on an ephemeral port, and one MCP request.
 
 import { spawn, execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
@@ -33,4 +33,14 @@ export function serve(dir) {
     });
     child.on('exit', (code) => reject(new Error(`the server exited with ${code}`)));
   });
+}
+
+/** One MCP request with a bearer credential (and a session, once there is one); resolves with the
+ *  HTTP response and its JSON body (null when there is none). */
+export async function rpc(origin, token, body, session) {
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  if (session) Object.assign(headers, { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' });
+  const response = await fetch(`${origin}/mcp`, { method: 'POST', headers, body: JSON.stringify(body) });
+  const text = await response.text();
+  return { response, json: text ? JSON.parse(text) : null };
 }

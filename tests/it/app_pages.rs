@@ -232,7 +232,7 @@ async fn an_edited_grant_applies_to_the_next_call_of_an_open_session() {
     assert_eq!(client.tool_names().await.len(), 3);
 
     let page = text(&get(&server, &format!("/app/connections/{id}"), Some(&owner.secret)).await);
-    assert!(page.contains("its own memory only"), "{page}");
+    assert!(page.contains("its own notes only"), "{page}");
     let path = format!("/app/connections/{id}/grant");
     let saved = submit(
         &server,
@@ -321,6 +321,10 @@ async fn revoking_ends_a_key_and_a_signed_in_app_at_once() {
 
     let page = text(&get(&server, &format!("/app/connections/{app_id}"), Some(&owner.secret)).await);
     assert!(page.contains(&client_id), "an app's page names its client id");
+    app_client.ok("list_transcripts", json!({})).await;
+    let calls = crate::cli::ok(server.root(), &["mcp", "activity", "--client", &client_id]);
+    assert_eq!(calls.lines().count(), 1, "{calls}");
+    assert!(calls.contains("list_transcripts"), "{calls}");
 
     for (id, client) in [(&key_id, &key_client), (&app_id, &app_client)] {
         let revoked = submit(&server, &owner, &format!("/app/connections/{id}/revoke"), "").await;
@@ -406,6 +410,37 @@ async fn activity_filters_pages_and_charts_the_log() {
         let reply = get(&server, &format!("/app/activity?{bad}"), Some(&owner.secret)).await;
         assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{bad}");
     }
+
+    // The CLI reads the same log through the same filters.
+    let root = server.root();
+    let refused = crate::cli::ok(root, &["mcp", "activity", "--outcome", "refused"]);
+    assert_eq!(refused.lines().count(), 1, "{refused}");
+    assert!(refused.contains("quiet  get_entity  refused"), "{refused}");
+    let five = crate::cli::ok(
+        root,
+        &[
+            "mcp",
+            "activity",
+            "--token",
+            "busy",
+            "--tool",
+            "save_memory",
+            "--limit",
+            "5",
+        ],
+    );
+    assert_eq!(five.lines().count(), 5, "{five}");
+    assert!(
+        five.lines().all(|line| line.contains("busy  save_memory  served")),
+        "{five}"
+    );
+    let day = yesterday.to_string();
+    let none = crate::cli::ok(root, &["mcp", "activity", "--day", &day]);
+    assert!(none.contains("no tool calls match these filters"), "{none}");
+    assert!(crate::cli::fails(root, &["mcp", "activity", "--outcome", "maybe"]).contains("unknown outcome"));
+    assert!(crate::cli::fails(root, &["mcp", "activity", "--day", "2026-02-30"]).contains("not a real calendar day"));
+    assert!(crate::cli::fails(root, &["mcp", "activity", "--tool", "nope"]).contains("no tool named nope"));
+    assert!(crate::cli::fails(root, &["mcp", "activity", "--client", "jc_nobody"]).contains("no signed-in app"));
 }
 
 /// Runs the CLI with `input` on standard input; answers (success, stdout, stderr).

@@ -24,7 +24,7 @@ pub(crate) fn ok(dir: &Path, args: &[&str]) -> String {
 }
 
 /// A failure: exit status 1 and one line on stderr starting with "error: ".
-fn fails(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn fails(dir: &Path, args: &[&str]) -> String {
     let out = journal(dir, args);
     assert_eq!(out.status.code(), Some(1), "{args:?} should fail");
     let stderr = String::from_utf8(out.stderr).unwrap();
