@@ -173,21 +173,9 @@ impl Grant {
 mod tests {
     use super::*;
 
-    fn facet(id: &str, name: &str) -> Facet {
-        Facet {
-            id: id.into(),
-            name: name.into(),
-            title: String::new(),
-            description: String::new(),
-            color: None,
-            emoji: None,
-            muted: false,
-        }
-    }
-
     #[test]
     fn scopes_follow_facet_ids() {
-        let facets = [facet("1", "work"), facet("2", "home")];
+        let facets = [Facet::sample("1", "work"), Facet::sample("2", "home")];
         let mut grant = Grant::empty();
         assert!(grant.reachable(&facets).is_empty(), "no category: no facets either");
         grant.categories.insert(Category::Entities);

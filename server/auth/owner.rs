@@ -127,12 +127,19 @@ pub async fn end_session(pool: &Pool, secret: &str) -> Result<(), AuthError> {
 /// Ends every session and every unused link (`journal app signout`). Returns the sessions ended.
 pub async fn end_all(pool: &Pool) -> Result<u64, AuthError> {
     let mut tx = pool.begin().await?;
+    let ended = end_all_in(&mut tx).await?;
+    tx.commit().await?;
+    Ok(ended)
+}
+
+/// Ends every session and unused link inside a caller's transaction (setting a passphrase does it in
+/// the same commit). Returns the sessions ended.
+pub(super) async fn end_all_in(tx: &mut sqlx::SqliteConnection) -> Result<u64, sqlx::Error> {
     let ended = sqlx::query("DELETE FROM owner_sessions")
         .execute(&mut *tx)
         .await?
         .rows_affected();
     sqlx::query("DELETE FROM owner_links").execute(&mut *tx).await?;
-    tx.commit().await?;
     Ok(ended)
 }
 

@@ -78,11 +78,7 @@ pub async fn set(pool: &Pool, phc: &str, now: i64) -> Result<u64, AuthError> {
     .bind(now)
     .execute(&mut *tx)
     .await?;
-    let ended = sqlx::query("DELETE FROM owner_sessions")
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-    sqlx::query("DELETE FROM owner_links").execute(&mut *tx).await?;
+    let ended = super::owner::end_all_in(&mut tx).await?;
     tx.commit().await?;
     Ok(ended)
 }

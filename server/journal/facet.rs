@@ -29,6 +29,22 @@ pub struct Facet {
     pub muted: bool,
 }
 
+impl Facet {
+    /// A facet with only an id and a name, for the tests of code that reads facets.
+    #[cfg(test)]
+    pub fn sample(id: &str, name: &str) -> Facet {
+        Facet {
+            id: id.into(),
+            name: name.into(),
+            title: String::new(),
+            description: String::new(),
+            color: None,
+            emoji: None,
+            muted: false,
+        }
+    }
+}
+
 /// Why a facet's fields were refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FacetError {

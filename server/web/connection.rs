@@ -254,21 +254,9 @@ fn build(
 mod tests {
     use super::*;
 
-    fn facet(id: &str) -> Facet {
-        Facet {
-            id: id.into(),
-            name: format!("name-{id}"),
-            title: String::new(),
-            description: String::new(),
-            color: None,
-            emoji: None,
-            muted: false,
-        }
-    }
-
     #[test]
     fn the_grant_form_reads_categories_and_reach() {
-        let known = [facet("f1"), facet("f2")];
+        let known = [Facet::sample("f1", "name-f1"), Facet::sample("f2", "name-f2")];
         let whole = read_grant_form(&["transcripts", "entities"], Some("journal"), &["f1"], &known).unwrap();
         assert_eq!(whole.categories.len(), 2);
         assert_eq!(whole.facet_ids, None, "facets ticked under 'whole journal' are ignored");
@@ -281,7 +269,7 @@ mod tests {
 
     #[test]
     fn the_grant_form_refuses_what_no_page_sends_and_explains_the_rest() {
-        let known = [facet("f1")];
+        let known = [Facet::sample("f1", "name-f1")];
         assert_eq!(
             read_grant_form(&["notes"], None, &[], &known),
             Err(GrantFormError::Malformed)

@@ -6,12 +6,8 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
-import { ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, JOURNAL, journal, rpc, serve } from './journal.mjs';
+import { ARTIFACTS, journal, rpc, sampleApp } from './journal.mjs';
 
 /** An MCP session for `key`: initialize, then list the tools' names and schemas. */
 async function mcpSession(origin, key) {
@@ -36,18 +32,7 @@ async function mcpSession(origin, key) {
 }
 
 test('the owner connects, mints, narrows and revokes from the app in a real browser', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'journal-app-manage-'));
-  mkdirSync(ARTIFACTS, { recursive: true });
-  execFileSync(JOURNAL, ['demo', join(dir, 'journal'), '--days', '3', '--segments-per-day', '2']);
-  const home = join(dir, 'journal');
-  journal(home, 'mcp', 'token', 'create', '--label', 'nightly-script');
-  const { origin, addr, child } = await serve(home);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-  t.after(async () => {
-    await browser.close();
-    child.kill('SIGTERM');
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { home, origin, addr, browser } = await sampleApp(t, 'journal-app-manage-');
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   const scriptErrors = [];

@@ -5,26 +5,11 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
-import { ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, JOURNAL, journal, serve } from './journal.mjs';
+import { ARTIFACTS, journal, sampleApp } from './journal.mjs';
 
 test('the owner signs in to the app with a one-time link in a real browser', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'journal-app-'));
-  mkdirSync(ARTIFACTS, { recursive: true });
-  execFileSync(JOURNAL, ['demo', join(dir, 'journal'), '--days', '3', '--segments-per-day', '2']);
-  const home = join(dir, 'journal');
-  journal(home, 'mcp', 'token', 'create', '--label', 'nightly-script');
-  const { origin, addr, child } = await serve(home);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-  t.after(async () => {
-    await browser.close();
-    child.kill('SIGTERM');
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { home, origin, addr, browser } = await sampleApp(t, 'journal-app-');
 
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const refused = await page.goto(`${origin}/app`);

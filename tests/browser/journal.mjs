@@ -2,7 +2,10 @@
 // starting `journal serve` on an ephemeral port, and one MCP request.
 
 import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { chromium } from 'playwright-core';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 export const JOURNAL = process.env.JOURNAL_BIN ?? join(ROOT, 'target', 'debug', 'journal');
@@ -43,4 +46,22 @@ export async function rpc(origin, token, body, session) {
   const response = await fetch(`${origin}/mcp`, { method: 'POST', headers, body: JSON.stringify(body) });
   const text = await response.text();
   return { response, json: text ? JSON.parse(text) : null };
+}
+
+/** A small demo journal with one key (`nightly-script`), served, and a headless Chromium; all of it
+ *  is stopped and removed when the test `t` ends. */
+export async function sampleApp(t, prefix) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  mkdirSync(ARTIFACTS, { recursive: true });
+  execFileSync(JOURNAL, ['demo', join(dir, 'journal'), '--days', '3', '--segments-per-day', '2']);
+  const home = join(dir, 'journal');
+  journal(home, 'mcp', 'token', 'create', '--label', 'nightly-script');
+  const { origin, addr, child } = await serve(home);
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  t.after(async () => {
+    await browser.close();
+    child.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { home, origin, addr, browser };
 }

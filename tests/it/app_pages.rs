@@ -490,53 +490,32 @@ async fn a_passphrase_is_asked_after_the_link_and_wrong_ones_use_it_up() {
         .unwrap();
     assert!(stored.starts_with("$argon2id$") && !stored.contains("correct horse"));
 
-    let origin = own_origin(&server);
+    // Presses "Sign in" with the link and, when given, a passphrase (a form-encoded value).
+    let press = |token: String, passphrase: Option<&'static str>| {
+        let form = match passphrase {
+            Some(passphrase) => format!("t={token}&passphrase={passphrase}"),
+            None => format!("t={token}"),
+        };
+        let server = &server;
+        async move { post_form(server, "/app/signin", None, Some(&own_origin(server)), &form).await }
+    };
     let token = owner::create_link(&server.journal.db, unix_now()).await.unwrap();
     let page = text(&get(&server, &format!("/app/signin?t={token}"), None).await);
     assert!(page.contains("type=\"password\""), "the page asks for the passphrase");
-    let link_only = post_form(&server, "/app/signin", None, Some(&origin), &format!("t={token}")).await;
+    let link_only = press(token.clone(), None).await;
     assert_eq!(link_only.status, StatusCode::FORBIDDEN);
     assert!(link_only.header("set-cookie").is_none());
     assert!(text(&link_only).contains("4 tries left"), "{}", text(&link_only));
     for _ in 0..3 {
-        let wrong = post_form(
-            &server,
-            "/app/signin",
-            None,
-            Some(&origin),
-            &format!("t={token}&passphrase=nope"),
-        )
-        .await;
-        assert_eq!(wrong.status, StatusCode::FORBIDDEN);
+        assert_eq!(press(token.clone(), Some("nope")).await.status, StatusCode::FORBIDDEN);
     }
-    let last = post_form(
-        &server,
-        "/app/signin",
-        None,
-        Some(&origin),
-        &format!("t={token}&passphrase=nope"),
-    )
-    .await;
+    let last = press(token.clone(), Some("nope")).await;
     assert!(text(&last).contains("wrong too many times"), "{}", text(&last));
-    let right_too_late = post_form(
-        &server,
-        "/app/signin",
-        None,
-        Some(&origin),
-        &format!("t={token}&passphrase=correct+horse"),
-    )
-    .await;
+    let right_too_late = press(token, Some("correct+horse")).await;
     assert_eq!(right_too_late.status, StatusCode::FORBIDDEN, "the link is used up");
 
     let fresh = owner::create_link(&server.journal.db, unix_now()).await.unwrap();
-    let signed_in = post_form(
-        &server,
-        "/app/signin",
-        None,
-        Some(&origin),
-        &format!("t={fresh}&passphrase=correct+horse"),
-    )
-    .await;
+    let signed_in = press(fresh, Some("correct+horse")).await;
     assert_eq!(signed_in.status, StatusCode::SEE_OTHER);
     assert!(signed_in.header("set-cookie").is_some());
 
