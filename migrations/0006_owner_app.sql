@@ -1,6 +1,6 @@
 -- The owner app's second part: an optional owner passphrase (argon2id, as a PHC string; never the
--- passphrase), counted wrong passphrases per sign-in link, and an index for the activity page's
--- filters by day and its chart of calls per day.
+-- passphrase), passphrase tries counted per sign-in link (each taken before the passphrase is
+-- checked), and an index for the activity page's filters by day and its chart of calls per day.
 
 CREATE TABLE owner_passphrase (
     id     INTEGER PRIMARY KEY CHECK (id = 1),
@@ -8,6 +8,6 @@ CREATE TABLE owner_passphrase (
     set_at INTEGER NOT NULL
 );
 
-ALTER TABLE owner_links ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE owner_links ADD COLUMN tries INTEGER NOT NULL DEFAULT 0;
 
 CREATE INDEX audit_by_time ON audit (at);

@@ -98,7 +98,7 @@ pub async fn start_with(journal: Arc<Journal>, local_addr: SocketAddr, options: 
     let listener = TcpListener::bind(local_addr).await?;
     let local_addr = listener.local_addr()?;
     let state = AppState::new(journal, Sessions::new(Limits::default()), options.fetcher);
-    let router = routes::local::router(state.clone(), local_addr.port());
+    let router = routes::local::router(state.clone(), local_addr);
     let (shutdown, signal) = watch::channel(false);
     spawn_upkeep(state, shutdown.subscribe(), options.full_sync_every.max(1));
     let task = tokio::spawn(accept_loop(listener, router, limits, signal));

@@ -113,10 +113,19 @@ pub async fn per_day(pool: &Pool, filter: &Filter, first: Day, last: Day) -> Res
 /// Connections that appear in the log, by id, with their latest label: revoked connections keep
 /// their history, and the owner can still filter by them.
 pub async fn connections_seen(pool: &Pool) -> Result<BTreeMap<String, String>, AuthError> {
-    // One row per connection, through its index; the bare label comes from the row of max(id).
-    let rows = sqlx::query("SELECT connection_id, connection_label, max(id) FROM audit GROUP BY connection_id")
-        .fetch_all(pool)
-        .await?;
+    // A skip scan over the (connection_id, id) index: each step seeks the next connection id, and
+    // its newest record gives the label. A GROUP BY read every record (1.9 s on a million; this
+    // takes about a millisecond).
+    let rows = sqlx::query(
+        "WITH RECURSIVE ids(id) AS (
+           SELECT min(connection_id) FROM audit
+           UNION ALL
+           SELECT (SELECT min(connection_id) FROM audit WHERE connection_id > ids.id) FROM ids WHERE ids.id IS NOT NULL)
+         SELECT id, (SELECT connection_label FROM audit WHERE connection_id = ids.id ORDER BY id DESC LIMIT 1)
+         FROM ids WHERE id IS NOT NULL",
+    )
+    .fetch_all(pool)
+    .await?;
     Ok(rows.into_iter().map(|row| (row.get(0), row.get(1))).collect())
 }
 
@@ -185,22 +194,26 @@ mod tests {
             ..Filter::default()
         };
         assert_eq!(only(refused).await, 1);
-        let today = Filter {
-            day: Some(Day::today()),
+        // The day the calls were recorded on (read back, so a run across midnight still agrees).
+        let recorded = Day::from_epoch_days(all.entries[0].at.div_euclid(86_400));
+        assert_eq!(all.entries[3].at.div_euclid(86_400), recorded.epoch_days(), "one day");
+        let that_day = Filter {
+            day: Some(recorded),
             ..Filter::default()
         };
-        assert_eq!(only(today).await, 4);
-        let yesterday = Filter {
-            day: Some(Day::today().minus_days(1)),
+        assert_eq!(only(that_day).await, 4);
+        let the_day_before = Filter {
+            day: Some(recorded.minus_days(1)),
             ..Filter::default()
         };
-        assert_eq!(only(yesterday).await, 0);
+        assert_eq!(only(the_day_before).await, 0);
     }
 
     #[tokio::test]
     async fn calls_per_day_group_by_connection_and_outcome() {
         let (_dir, pool) = log_with_calls().await;
-        let today = Day::today();
+        let newest = page(&pool, &Filter::default(), None, 1).await.unwrap().entries[0].at;
+        let today = Day::from_epoch_days(newest.div_euclid(86_400));
         let counts = per_day(&pool, &Filter::default(), today.minus_days(13), today)
             .await
             .unwrap();

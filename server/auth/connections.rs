@@ -134,15 +134,21 @@ pub async fn set_grant(
     facet_ids: Option<&[String]>,
 ) -> Result<Grant, AuthError> {
     let names: Vec<&str> = categories.iter().map(|c| c.as_str()).collect();
+    let gone = || AuthError::NotFound("the connection was revoked meanwhile".into());
     let mut tx = pool.begin().await?;
-    sqlx::query(
+    let updated = sqlx::query(
         "UPDATE grants SET categories = ?, whole_journal = ?, generation = generation + 1 WHERE connection_id = ?",
     )
     .bind(names.join(" "))
     .bind(facet_ids.is_none())
     .bind(connection_id)
     .execute(&mut *tx)
-    .await?;
+    .await?
+    .rows_affected();
+    // Revoked since the caller found it: nothing to change (the facet rows would fail their key).
+    if updated == 0 {
+        return Err(gone());
+    }
     sqlx::query("DELETE FROM grant_facets WHERE connection_id = ?")
         .bind(connection_id)
         .execute(&mut *tx)
@@ -156,10 +162,7 @@ pub async fn set_grant(
     }
     tx.commit().await?;
     epoch::announce(pool);
-    load(pool, connection_id)
-        .await?
-        .map(|c| c.grant)
-        .ok_or_else(|| AuthError::NotFound("the connection was revoked meanwhile".into()))
+    load(pool, connection_id).await?.map(|c| c.grant).ok_or_else(gone)
 }
 
 /// Checks a bearer key: the connection it belongs to, or None. Keys are looked up by digest and the

@@ -27,6 +27,8 @@ pub enum LinkRefusal {
     Unknown,
     /// Made, but its minutes have run out.
     Expired,
+    /// Its passphrase tries are used up (the last one is checking, or failed).
+    TriesUsed,
 }
 
 /// Makes a sign-in link's token; only its digest is stored.
@@ -84,23 +86,35 @@ pub async fn redeem_link(pool: &Pool, token: &str, now: i64) -> Result<Result<St
     Ok(Ok(secret))
 }
 
-/// Counts a wrong passphrase against a link; the last try allowed voids it. Answers the tries left.
-pub async fn link_failed(pool: &Pool, token: &str) -> Result<i64, AuthError> {
-    let mut tx = pool.begin().await?;
-    let failures: Option<i64> =
-        sqlx::query_scalar("UPDATE owner_links SET failures = failures + 1 WHERE digest = ? RETURNING failures")
-            .bind(digest(token))
-            .fetch_optional(&mut *tx)
-            .await?;
-    let left = failures.map_or(0, |failures| (super::passphrase::TRIES_PER_LINK - failures).max(0));
-    if left == 0 {
-        sqlx::query("DELETE FROM owner_links WHERE digest = ?")
-            .bind(digest(token))
-            .execute(&mut *tx)
-            .await?;
+/// Takes one passphrase try from a link, before the passphrase is checked: requests sent together
+/// then cannot check more passphrases than a link has tries, however many arrive at once. Answers
+/// the tries left after this one, or why the link cannot be tried.
+pub async fn take_try(pool: &Pool, token: &str, now: i64) -> Result<Result<i64, LinkRefusal>, AuthError> {
+    let tries: Option<i64> = sqlx::query_scalar(
+        "UPDATE owner_links SET tries = tries + 1 WHERE digest = ? AND tries < ? AND expires_at > ? RETURNING tries",
+    )
+    .bind(digest(token))
+    .bind(super::passphrase::TRIES_PER_LINK)
+    .bind(now)
+    .fetch_optional(pool)
+    .await?;
+    if let Some(tries) = tries {
+        return Ok(Ok(super::passphrase::TRIES_PER_LINK - tries));
     }
-    tx.commit().await?;
-    Ok(left)
+    // No try left to take: say why. A link still there has used up its tries.
+    Ok(Err(match check_link(pool, token, now).await? {
+        Ok(()) => LinkRefusal::TriesUsed,
+        Err(refusal) => refusal,
+    }))
+}
+
+/// Voids a link (its last passphrase try failed).
+pub async fn void_link(pool: &Pool, token: &str) -> Result<(), AuthError> {
+    sqlx::query("DELETE FROM owner_links WHERE digest = ?")
+        .bind(digest(token))
+        .execute(pool)
+        .await?;
+    Ok(())
 }
 
 /// Whether a cookie's secret names a live session.
@@ -211,16 +225,21 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn wrong_passphrases_use_up_a_link() {
+    async fn a_link_has_a_fixed_number_of_passphrase_tries() {
         let (_dir, pool) = pool().await;
         let token = create_link(&pool, 0).await.unwrap();
-        for left in (1..super::super::passphrase::TRIES_PER_LINK).rev() {
-            assert_eq!(link_failed(&pool, &token).await.unwrap(), left);
-            assert_eq!(check_link(&pool, &token, 1).await.unwrap(), Ok(()));
+        let tries = super::super::passphrase::TRIES_PER_LINK;
+        for left in (0..tries).rev() {
+            assert_eq!(take_try(&pool, &token, 1).await.unwrap(), Ok(left));
         }
-        assert_eq!(link_failed(&pool, &token).await.unwrap(), 0);
-        assert_eq!(check_link(&pool, &token, 1).await.unwrap(), Err(LinkRefusal::Unknown));
-        assert_eq!(link_failed(&pool, "made-up").await.unwrap(), 0);
+        assert_eq!(take_try(&pool, &token, 1).await.unwrap(), Err(LinkRefusal::TriesUsed));
+        void_link(&pool, &token).await.unwrap();
+        assert_eq!(take_try(&pool, &token, 1).await.unwrap(), Err(LinkRefusal::Unknown));
+        let late = create_link(&pool, 0).await.unwrap();
+        assert_eq!(
+            take_try(&pool, &late, LINK_LIFETIME_SECONDS).await.unwrap(),
+            Err(LinkRefusal::Expired)
+        );
     }
 
     #[tokio::test]

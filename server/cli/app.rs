@@ -83,8 +83,13 @@ pub async fn run(dir: &Path, args: AppArgs) -> anyhow::Result<()> {
             owner::LINK_LIFETIME_SECONDS / 60
         );
     }
+    let then = if passphrase::stored(&journal.db).await?.is_some() {
+        "; it then asks for your owner passphrase"
+    } else {
+        ""
+    };
     println!(
-        "Open this link to sign in to the owner app (it works once, for {} minutes):",
+        "Open this link to sign in to the owner app (it works once, for {} minutes{then}):",
         owner::LINK_LIFETIME_SECONDS / 60
     );
     println!("{link}");

@@ -76,7 +76,27 @@ pub fn category_choices(checked: &[Category]) -> Vec<CategoryChoice> {
 
 /// A fresh nonce for the page's inline style and script (the owner app's copy buttons and countdown).
 pub fn nonce() -> String {
-    super::secret("").unwrap_or_else(|_| "fallback".into())
+    super::secret("").unwrap_or_else(|_| NO_NONCE.into())
+}
+
+/// What `nonce` answers when the random source fails: a page rendered with it runs no script at
+/// all, since a guessable nonce would let injected markup run.
+const NO_NONCE: &str = "unavailable";
+
+/// The page's Content Security Policy for its nonce and the origin its forms may also be sent to.
+fn policy(nonce: &str, form_target: Option<&str>) -> String {
+    let form_action = match form_target {
+        Some(origin) => format!("'self' {origin}"),
+        None => "'self'".to_string(),
+    };
+    let script = if nonce == NO_NONCE {
+        "'none'".to_string()
+    } else {
+        format!("'nonce-{nonce}'")
+    };
+    format!(
+        "default-src 'none'; style-src 'nonce-{nonce}'; script-src {script}; img-src 'self' data:; form-action {form_action}; frame-ancestors 'none'; base-uri 'none'"
+    )
 }
 
 /// Renders a page with the journal's page headers. `form_target` is the origin a form on the page may
@@ -89,13 +109,7 @@ pub fn html(status: StatusCode, page: &impl Template, nonce: &str, form_target: 
             return (StatusCode::INTERNAL_SERVER_ERROR, "the page could not be shown").into_response();
         }
     };
-    let form_action = match form_target {
-        Some(origin) => format!("'self' {origin}"),
-        None => "'self'".to_string(),
-    };
-    let csp = format!(
-        "default-src 'none'; style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; img-src 'self' data:; form-action {form_action}; frame-ancestors 'none'; base-uri 'none'"
-    );
+    let csp = policy(nonce, form_target);
     let mut response = (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -133,4 +147,21 @@ pub fn nothing_waiting() -> Response {
             "If this is your journal, make a pairing code on its computer first (journal mcp pairing generate), then try again.",
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_policy_allows_only_the_page_nonce_and_no_script_without_one() {
+        let csp = policy("abc", Some("http://127.0.0.1:9"));
+        assert!(csp.contains("script-src 'nonce-abc'"), "{csp}");
+        assert!(csp.contains("form-action 'self' http://127.0.0.1:9"));
+        assert!(csp.contains("frame-ancestors 'none'"));
+        let without = policy(NO_NONCE, None);
+        assert!(without.contains("script-src 'none'"), "{without}");
+        assert!(without.contains("form-action 'self';"));
+        assert_ne!(nonce(), nonce(), "a fresh nonce per page");
+    }
 }

@@ -4,6 +4,7 @@
 //! browser send requests here (DNS rebinding, cross-origin forms). So every request must name a
 //! loopback Host with this listener's port, and a present Origin must be a loopback origin.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
@@ -19,8 +20,9 @@ use crate::app::AppState;
 use crate::mcp::transport;
 use crate::oauth::{authorize, discovery, register, revoke, token};
 
-/// The router of the local route, for a listener on `port`.
-pub fn router(state: AppState, port: u16) -> Router {
+/// The router of the local route, for a listener bound to `address`.
+pub fn router(state: AppState, address: SocketAddr) -> Router {
+    let port = address.port();
     // Endpoints that browser-based clients call from their own page: CORS, with preflight.
     let cors = Router::new()
         .route(
@@ -55,7 +57,7 @@ pub fn router(state: AppState, port: u16) -> Router {
         .merge(crate::web::router())
         .merge(cors)
         .fallback(not_found)
-        .layer(Extension(Arc::new(Route::local(port))))
+        .layer(Extension(Arc::new(Route::local(address))))
         .layer(middleware::from_fn_with_state(port, guard))
         .with_state(state)
 }

@@ -17,11 +17,23 @@ pub struct Route {
     /// `local`, later `lan` or `domain`: grants, tokens and pairing codes are bound to it.
     pub name: &'static str,
     pub port: u16,
+    /// The address the route's listener is bound to (its port is `port`).
+    pub address: SocketAddr,
 }
 
 impl Route {
-    pub fn local(port: u16) -> Route {
-        Route { name: "local", port }
+    pub fn local(address: SocketAddr) -> Route {
+        Route {
+            name: "local",
+            port: address.port(),
+            address,
+        }
+    }
+
+    /// The MCP endpoint's URL at the bound address, as the owner's pages show it to paste into an
+    /// agent (`http://127.0.0.1:7659/mcp`, or `http://[::1]:7659/mcp` on IPv6 loopback).
+    pub fn mcp_url(&self) -> String {
+        format!("http://{}/mcp", self.address)
     }
 
     /// Every origin this route answers under. On loopback a client may use any of the three names.
@@ -39,7 +51,7 @@ impl Route {
         if local::host_allowed(host, self.port) {
             format!("http://{}", host.to_ascii_lowercase())
         } else {
-            format!("http://127.0.0.1:{}", self.port)
+            format!("http://{}", self.address)
         }
     }
 

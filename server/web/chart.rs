@@ -87,7 +87,9 @@ pub fn by_connection(days: &[Day], counts: &[DayCount]) -> Chart {
         };
         let entry = per
             .entry(count.connection_id.as_str())
-            .or_insert_with(|| (count.connection_label.clone(), vec![0; days.len()]));
+            .or_insert_with(|| (String::new(), vec![0; days.len()]));
+        // Counts come oldest day first: the last label seen is the connection's latest name.
+        entry.0.clone_from(&count.connection_label);
         entry.1[slot] += count.calls;
     }
     let mut ranked: Vec<(String, Vec<i64>)> = per.into_values().collect();
@@ -173,11 +175,13 @@ fn stacked(title: &'static str, days: &[Day], series: Vec<Series>) -> Chart {
         for s in series.iter().filter(|s| s.counts[slot] > 0) {
             let above = below + s.counts[slot];
             let (y_low, y_high) = (scaled(below), scaled(above));
+            // A piece too small to see still gets a pixel, drawn above the ones below it.
+            let y_top = y_high.max(y_low + 1);
             bars.push(Bar {
                 x,
-                y: baseline - y_high,
+                y: baseline - y_top,
                 width: bar_width,
-                height: (y_high - y_low).max(1),
+                height: y_top - y_low,
                 color: s.color,
                 title: format!("{day} · {}: {} call{}", s.label, s.counts[slot], plural(s.counts[slot])),
             });
@@ -339,6 +343,31 @@ mod tests {
             ["served", "error"],
             "outcomes without calls stay out of the legend"
         );
+        let tiny = by_outcome(
+            &days,
+            &[count(days[0], "a", "served", 999), count(days[0], "a", "error", 1)],
+        );
+        assert!(
+            tiny.bars
+                .iter()
+                .all(|b| b.height >= 1 && b.y + b.height <= tiny.baseline),
+            "every piece is visible and above the axis: {:?}",
+            tiny.bars
+        );
+        let renamed = by_connection(
+            &days,
+            &[
+                DayCount {
+                    connection_label: "old name".into(),
+                    ..count(days[0], "a", "served", 1)
+                },
+                DayCount {
+                    connection_label: "new name".into(),
+                    ..count(days[5], "a", "served", 1)
+                },
+            ],
+        );
+        assert_eq!(renamed.legend[0].label, "new name");
         let empty = by_outcome(&days, &[]);
         assert!(empty.bars.is_empty());
         assert_eq!(empty.total, 0);

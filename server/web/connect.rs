@@ -98,7 +98,7 @@ pub async fn show(State(state): State<AppState>, owner: Owner, RawQuery(query): 
             None => return malformed(),
         }
     }
-    let notice = Notice::parse(notice).map(Notice::text);
+    let notice = Notice::parse(notice, &[Notice::CodeClosed]).map(Notice::text);
     render(&state, &owner, None, notice, error, StatusCode::OK).await
 }
 
@@ -168,7 +168,9 @@ async fn gather(
             .map_err(oauth_failure)?
             .map(format_timestamp)
     };
-    let address = format!("http://127.0.0.1:{}/mcp", route.port);
+    // "Sign-in is closed" would contradict a code opened since.
+    let notice = notice.filter(|_| open_until.is_none());
+    let address = route.mcp_url();
     Ok(ConnectPage {
         nonce: pages::nonce(),
         csrf: owner.csrf.clone(),

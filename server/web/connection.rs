@@ -132,7 +132,7 @@ pub async fn show(
     let Ok(notice) = params.one("notice") else {
         return malformed();
     };
-    let notice = Notice::parse(notice).map(Notice::text);
+    let notice = Notice::parse(notice, &[Notice::GrantSaved]).map(Notice::text);
     render(&state, &owner, &id, notice, None, StatusCode::OK).await
 }
 
@@ -224,9 +224,10 @@ fn build(
         ends: summary.ends_at.map(format_timestamp),
         ended: row.ended,
         grant: row.grant,
+        // An app whose sign-in ended is offered nothing until it pairs again.
         tools: tools::ALL
             .iter()
-            .filter(|tool| tool.offered(connection))
+            .filter(|tool| !row.ended && tool.offered(connection))
             .map(|tool| tool.name)
             .collect(),
         categories: category_choices(&checked),

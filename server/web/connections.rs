@@ -51,7 +51,7 @@ pub async fn list(State(state): State<AppState>, owner: Owner, RawQuery(query): 
     let Ok(notice) = params.one("notice") else {
         return malformed();
     };
-    let notice = Notice::parse(notice).map(Notice::text);
+    let notice = Notice::parse(notice, &[Notice::Revoked]).map(Notice::text);
     render(&state, &owner, notice, None, String::new(), StatusCode::OK).await
 }
 
@@ -63,7 +63,7 @@ pub async fn mint(State(state): State<AppState>, form: OwnerForm) -> Response {
     let label = label.trim().to_string();
     match connections::create_key(&state.journal.db, &label).await {
         Ok((connection, key)) => {
-            let address = format!("http://127.0.0.1:{}/mcp", form.owner.route.port);
+            let address = form.owner.route.mcp_url();
             let nonce = pages::nonce();
             let page = MintedPage {
                 nonce: nonce.clone(),

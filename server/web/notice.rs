@@ -11,6 +11,7 @@ pub enum Notice {
 }
 
 impl Notice {
+    #[cfg(test)]
     const ALL: [Notice; 3] = [Notice::CodeClosed, Notice::GrantSaved, Notice::Revoked];
 
     /// The word in the redirect's query.
@@ -22,9 +23,10 @@ impl Notice {
         }
     }
 
-    /// The notice a query names; anything else is no notice.
-    pub fn parse(word: Option<&str>) -> Option<Notice> {
-        word.and_then(|word| Notice::ALL.into_iter().find(|n| n.as_str() == word))
+    /// The notice a query names, among those the page shows (`allowed`); anything else is no notice,
+    /// so a link cannot make one page claim what only another page's form does.
+    pub fn parse(word: Option<&str>, allowed: &[Notice]) -> Option<Notice> {
+        word.and_then(|word| allowed.iter().copied().find(|n| n.as_str() == word))
     }
 
     /// The sentence the page shows.
@@ -44,10 +46,15 @@ mod tests {
     #[test]
     fn only_known_words_make_a_notice() {
         for notice in Notice::ALL {
-            assert_eq!(Notice::parse(Some(notice.as_str())), Some(notice));
+            assert_eq!(Notice::parse(Some(notice.as_str()), &Notice::ALL), Some(notice));
         }
-        assert_eq!(Notice::parse(Some("<script>")), None);
-        assert_eq!(Notice::parse(Some("")), None);
-        assert_eq!(Notice::parse(None), None);
+        assert_eq!(
+            Notice::parse(Some("saved"), &[Notice::Revoked]),
+            None,
+            "another page's notice"
+        );
+        assert_eq!(Notice::parse(Some("<script>"), &Notice::ALL), None);
+        assert_eq!(Notice::parse(Some(""), &Notice::ALL), None);
+        assert_eq!(Notice::parse(None, &Notice::ALL), None);
     }
 }

@@ -77,7 +77,7 @@ async fn gather(state: &AppState, owner: &Owner) -> Result<OverviewPage, AuthErr
         section: "overview",
         routes: vec![RouteRow {
             name: route.name,
-            address: format!("http://127.0.0.1:{}/mcp", route.port),
+            address: route.mcp_url(),
             pairing_open,
         }],
         connections,

@@ -93,36 +93,34 @@ pub async fn redeem(
         Err(error) => return unavailable(error),
     };
     if let Some(stored) = stored {
-        // The link must still be good before the passphrase is weighed: a used link tells nothing.
-        match owner::check_link(db, token, unix_now()).await {
-            Ok(Ok(())) => {}
+        // A try is taken before the passphrase is weighed, so requests sent together cannot weigh
+        // more passphrases than the link has tries.
+        let left = match owner::take_try(db, token, unix_now()).await {
+            Ok(Ok(left)) => left,
             Ok(Err(refusal)) => return refused(refusal),
             Err(error) => return unavailable(error),
-        }
+        };
         let typed = typed.unwrap_or_default().to_string();
         // argon2 is slow on purpose: it runs off the async workers.
         let matched = tokio::task::spawn_blocking(move || passphrase::matches(&stored, &typed))
             .await
             .unwrap_or(false);
         if !matched {
-            return match owner::link_failed(db, token).await {
-                Ok(0) => pages::message(
-                    StatusCode::FORBIDDEN,
-                    "This link does not sign you in",
-                    "The passphrase was wrong too many times, so this link no longer works.",
-                    Some("Run journal app in a terminal on this computer for a new link."),
-                ),
-                Ok(left) => confirm_page(
-                    StatusCode::FORBIDDEN,
-                    token.to_string(),
-                    true,
-                    Some(format!(
-                        "That passphrase is not right. {left} {} left with this link.",
-                        if left == 1 { "try" } else { "tries" }
-                    )),
-                ),
-                Err(error) => unavailable(error),
-            };
+            if left == 0 {
+                return match owner::void_link(db, token).await {
+                    Ok(()) => refused(LinkRefusal::TriesUsed),
+                    Err(error) => unavailable(error),
+                };
+            }
+            return confirm_page(
+                StatusCode::FORBIDDEN,
+                token.to_string(),
+                true,
+                Some(format!(
+                    "That passphrase is not right. {left} {} left with this link.",
+                    if left == 1 { "try" } else { "tries" }
+                )),
+            );
         }
     }
     match owner::redeem_link(db, token, unix_now()).await {
@@ -194,6 +192,7 @@ fn refused(refusal: LinkRefusal) -> Response {
             "This sign-in link was already used, or it is not one the journal made. A link works once."
         }
         LinkRefusal::Expired => "This sign-in link has expired: a link works for 5 minutes.",
+        LinkRefusal::TriesUsed => "The passphrase was wrong too many times, so this link no longer works.",
     };
     pages::message(
         StatusCode::FORBIDDEN,

@@ -42,6 +42,9 @@ async fn no_page_or_form_answers_without_a_session() {
     let server = TestServer::start().await;
     server.key("script", &["transcripts"], None).await;
     let key = connections::find_key(&server.journal.db, "script").await.unwrap();
+    // An open code: a refused form must neither replace nor close it.
+    store::open_code(&server.journal.db, "local", unix_now()).await.unwrap();
+    let code = stored_code_digest(&server).await;
     let pages = [
         "/app/connect".to_string(),
         "/app/connections".into(),
@@ -68,7 +71,11 @@ async fn no_page_or_form_answers_without_a_session() {
         let reply = post_form(&server, &path, None, Some(&origin), &format!("csrf=x&{form}")).await;
         assert_eq!(reply.status, StatusCode::SEE_OTHER, "{path}");
     }
-    assert_eq!(stored_code_digest(&server).await, None, "no code was opened");
+    assert_eq!(
+        stored_code_digest(&server).await,
+        code,
+        "the open code is neither replaced nor closed"
+    );
     let keys = connections::list_keys(&server.journal.db).await.unwrap();
     assert_eq!(keys.len(), 1, "nothing minted, nothing revoked");
     assert_eq!(keys[0].grant, key.grant, "the grant is unchanged");
@@ -80,9 +87,12 @@ async fn forms_without_their_token_or_from_another_page_change_nothing() {
     server.key("script", &["transcripts"], None).await;
     let key = connections::find_key(&server.journal.db, "script").await.unwrap();
     let owner = owner_of(&server).await;
+    store::open_code(&server.journal.db, "local", unix_now()).await.unwrap();
+    let code = stored_code_digest(&server).await;
     let other_page = format!("http://127.0.0.1:{}", server.addr.port().wrapping_add(1));
     for (path, fields) in [
         ("/app/connect/code".to_string(), "route=local"),
+        ("/app/connect/close".into(), "route=local"),
         ("/app/connections/mint".into(), "label=sneaky"),
         (
             format!("/app/connections/{}/grant", key.id),
@@ -108,7 +118,11 @@ async fn forms_without_their_token_or_from_another_page_change_nothing() {
             .await;
         assert_eq!(not_a_form.status, StatusCode::BAD_REQUEST, "{path} as JSON");
     }
-    assert_eq!(stored_code_digest(&server).await, None);
+    assert_eq!(
+        stored_code_digest(&server).await,
+        code,
+        "the open code is neither replaced nor closed"
+    );
     let keys = connections::list_keys(&server.journal.db).await.unwrap();
     assert_eq!(keys.len(), 1);
     assert_eq!(keys[0].grant, key.grant);
@@ -403,8 +417,9 @@ async fn activity_filters_pages_and_charts_the_log() {
     );
     assert!(!only_busy.contains("<code>get_entity</code>"));
     assert!(only_busy.contains("52 calls in all"));
-    let yesterday = journal::journal::day::Day::today().minus_days(1);
-    let none = text(&get(&server, &format!("/app/activity?day={yesterday}"), Some(&owner.secret)).await);
+    // A day long before these calls (a day relative to today could meet them across midnight).
+    let long_ago = "2020-01-01";
+    let none = text(&get(&server, &format!("/app/activity?day={long_ago}"), Some(&owner.secret)).await);
     assert!(none.contains("No calls match these filters"), "{none}");
     for bad in ["outcome=maybe", "day=2026-02-30", "before=soon", "tool=a&tool=b"] {
         let reply = get(&server, &format!("/app/activity?{bad}"), Some(&owner.secret)).await;
@@ -434,8 +449,7 @@ async fn activity_filters_pages_and_charts_the_log() {
         five.lines().all(|line| line.contains("busy  save_memory  served")),
         "{five}"
     );
-    let day = yesterday.to_string();
-    let none = crate::cli::ok(root, &["mcp", "activity", "--day", &day]);
+    let none = crate::cli::ok(root, &["mcp", "activity", "--day", long_ago]);
     assert!(none.contains("no tool calls match these filters"), "{none}");
     assert!(crate::cli::fails(root, &["mcp", "activity", "--outcome", "maybe"]).contains("unknown outcome"));
     assert!(crate::cli::fails(root, &["mcp", "activity", "--day", "2026-02-30"]).contains("not a real calendar day"));
@@ -490,6 +504,10 @@ async fn a_passphrase_is_asked_after_the_link_and_wrong_ones_use_it_up() {
         .unwrap();
     assert!(stored.starts_with("$argon2id$") && !stored.contains("correct horse"));
 
+    let addr = server.addr.to_string();
+    let printed = crate::cli::ok(&root, &["app", "--no-open", "--local-addr", &addr]);
+    assert!(printed.contains("asks for your owner passphrase"), "{printed}");
+
     // Presses "Sign in" with the link and, when given, a passphrase (a form-encoded value).
     let press = |token: String, passphrase: Option<&'static str>| {
         let form = match passphrase {
@@ -524,4 +542,56 @@ async fn a_passphrase_is_asked_after_the_link_and_wrong_ones_use_it_up() {
     let (ok, stdout, _) = cli_with_input(&root, &["app", "passphrase", "clear"], "");
     assert!(ok && stdout.contains("no passphrase was set"), "{stdout}");
     sign_in(&server).await;
+}
+
+#[tokio::test]
+async fn passphrases_sent_together_get_no_more_tries_than_one_after_another() {
+    let server = TestServer::start().await;
+    let root = server.root().to_path_buf();
+    let (ok, _, stderr) = cli_with_input(&root, &["app", "passphrase", "set"], "correct horse\n");
+    assert!(ok, "{stderr}");
+    let token = owner::create_link(&server.journal.db, unix_now()).await.unwrap();
+    let origin = own_origin(&server);
+    let mut guesses = tokio::task::JoinSet::new();
+    for i in 0..12 {
+        let client = crate::app::at(&server, "/app/signin");
+        let (origin, form) = (origin.clone(), format!("t={token}&passphrase=guess-{i}"));
+        guesses.spawn(async move {
+            let headers = [
+                ("content-type", "application/x-www-form-urlencoded"),
+                ("origin", origin.as_str()),
+            ];
+            client.raw(Method::POST, &headers, form).await
+        });
+    }
+    let replies = guesses.join_all().await;
+    assert!(replies.iter().all(|r| r.status == StatusCode::FORBIDDEN));
+    let weighed = replies
+        .iter()
+        .filter(|r| text(r).contains("That passphrase is not right") || text(r).contains("wrong too many times"))
+        .count();
+    let not_right = replies
+        .iter()
+        .filter(|r| text(r).contains("That passphrase is not right"))
+        .count();
+    assert_eq!(
+        not_right,
+        journal::auth::passphrase::TRIES_PER_LINK as usize - 1,
+        "exactly the link's tries were weighed, the last one voiding it"
+    );
+    assert!(weighed > not_right, "the last try was weighed too");
+    assert_eq!(
+        owner::check_link(&server.journal.db, &token, unix_now()).await.unwrap(),
+        Err(owner::LinkRefusal::Unknown),
+        "the link is used up"
+    );
+    let right_after = post_form(
+        &server,
+        "/app/signin",
+        None,
+        Some(&origin),
+        &format!("t={token}&passphrase=correct+horse"),
+    )
+    .await;
+    assert_eq!(right_after.status, StatusCode::FORBIDDEN);
 }

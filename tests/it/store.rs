@@ -66,15 +66,19 @@ async fn hand_written_files_are_found_without_a_restart() {
     })
     .await;
     assert!(gone, "a deleted file leaves the index");
-    let broken: Option<String> =
-        sqlx::query_scalar("SELECT error FROM items WHERE path = 'transcripts/2026-12-01/080000.md'")
-            .fetch_one(&server.journal.db)
-            .await
-            .unwrap();
-    assert!(
-        broken.unwrap().contains("day"),
-        "a broken file is recorded with its error"
-    );
+    // A sync commits the index before it writes the catalog rows (the next chunk overlaps them), so
+    // the row may land a moment after the search changed.
+    let db = &server.journal.db;
+    let recorded = eventually(60, || async {
+        let error: Option<Option<String>> =
+            sqlx::query_scalar("SELECT error FROM items WHERE path = 'transcripts/2026-12-01/080000.md'")
+                .fetch_optional(db)
+                .await
+                .unwrap();
+        error.flatten().is_some_and(|error| error.contains("day"))
+    })
+    .await;
+    assert!(recorded, "a broken file is recorded with its error");
 }
 
 #[tokio::test]
