@@ -17,6 +17,7 @@
 //! - `oauth`: the authorization server (discovery, registration, consent, tokens) that lets agents sign in.
 //! - `web`: the owner app at `/app` (sign-in with a one-time link, the overview), on the local route only.
 //! - `routes`: one router per way of reaching the journal (loopback for now), with its Host rules.
+//! - `tls`: the LAN route's private certificate authority and the private address ranges it serves.
 //! - `server`: listeners, background upkeep, shutdown. `cli`: the commands people type.
 //!
 //! docs/ARCHITECTURE.md has the module map and the path of a request.
@@ -32,4 +33,5 @@ pub mod mcp;
 pub mod oauth;
 pub mod routes;
 pub mod server;
+pub mod tls;
 pub mod web;

@@ -6,6 +6,7 @@ mod content;
 mod mcp;
 mod oauth;
 mod permission;
+mod route;
 mod serve;
 
 use std::path::PathBuf;
@@ -48,6 +49,9 @@ pub enum Command {
     Mcp(mcp::McpCommand),
     /// The owner app in the browser: prints (and opens) a one-time sign-in link.
     App(app::AppArgs),
+    /// The ways of reaching the journal: the LAN route's certificate authority.
+    #[command(subcommand)]
+    Route(route::RouteCommand),
 }
 
 /// Runs the command line and maps the outcome to an exit status.
@@ -90,6 +94,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Reindex => content::reindex(&dir()?).await,
         Command::Mcp(command) => mcp::run(&dir()?, command).await,
         Command::App(args) => app::run(&dir()?, args).await,
+        Command::Route(command) => route::run(&dir()?, command).await,
     }
 }
 

@@ -488,3 +488,29 @@ async fn serve_picks_up_what_changed_while_it_was_stopped() {
     let _ = child.wait();
     assert!(found, "the hand-written segment is found after the server's first sync");
 }
+
+#[test]
+fn the_lan_ca_is_made_once_and_printed_without_its_key() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let first = ok(dir, &["route", "ca"]);
+    let fingerprint = first
+        .lines()
+        .find_map(|line| line.strip_prefix("SHA-256 "))
+        .expect("a fingerprint line")
+        .to_string();
+    assert_eq!(fingerprint.split(':').count(), 32, "{fingerprint}");
+    assert!(first.contains("-----BEGIN CERTIFICATE-----"), "{first}");
+    assert!(!first.contains("PRIVATE KEY"), "the key is never printed");
+    let again = ok(dir, &["route", "ca"]);
+    assert!(again.contains(&fingerprint), "the same CA on every run");
+    let pem = ok(dir, &["route", "ca", "--pem"]);
+    assert!(pem.starts_with("-----BEGIN CERTIFICATE-----") && pem.trim_end().ends_with("-----END CERTIFICATE-----"));
+    assert!(first.ends_with(&pem), "the PEM is the one printed with the fingerprint");
+    let key = dir.join(".tls/ca-key.pem");
+    assert_eq!(std::fs::metadata(&key).unwrap().permissions().mode() & 0o777, 0o600);
+
+    std::fs::write(&key, "garbage").unwrap();
+    assert!(fails(dir, &["route", "ca"]).contains("not a key this journal made"));
+}

@@ -1,0 +1,353 @@
+//! The journal's private certificate authority, for the LAN route: made with rcgen on first use
+//! (ECDSA P-256, 10 years), name-constrained to the private address ranges the route serves, so
+//! that even a stolen CA key cannot vouch for any public name or address. It issues the route's leaf
+//! certificates (IP addresses only, 825 days).
+//!
+//! The CA lives in `<journal>/.tls/`: `ca.pem` (the certificate the owner installs on other
+//! devices) and `ca-key.pem` (0600, in a 0700 folder; never served, never logged). This module
+//! makes and loads them and issues leaves; it does not listen or serve.
+
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use rcgen::{
+    BasicConstraints, CertificateParams, CidrSubnet, DistinguishedName, DnType, ExtendedKeyUsagePurpose,
+    GeneralSubtree, IsCa, Issuer, KeyPair, KeyUsagePurpose, NameConstraints,
+};
+use sha2::{Digest, Sha256};
+
+use super::private_range::{self, V4_RANGES, V6_RANGE};
+use crate::journal::fsio;
+
+/// How long the CA is valid.
+pub const CA_DAYS: i64 = 3650;
+/// How long a leaf is valid (the longest that Apple's platforms accept for a TLS server).
+pub const LEAF_DAYS: i64 = 825;
+/// A leaf is issued again when fewer days than this remain.
+pub const RENEW_DAYS: i64 = 7;
+/// Certificates start an hour early, so a device whose clock runs a little behind accepts them.
+const CLOCK_SKEW_SECONDS: i64 = 3600;
+const DAY: i64 = 86_400;
+
+/// The folder of the journal's TLS state.
+pub fn folder(journal_root: &Path) -> PathBuf {
+    journal_root.join(".tls")
+}
+
+/// Why the CA could not be made, read or used.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("the certificate could not be made: {0}")]
+    Certificate(#[from] rcgen::Error),
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// The loaded CA: its certificate and the key that signs leaves.
+pub struct PrivateCa {
+    cert_pem: String,
+    cert_der: Vec<u8>,
+    key: KeyPair,
+}
+
+impl std::fmt::Debug for PrivateCa {
+    /// Never prints the key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PrivateCa")
+            .field("fingerprint", &self.fingerprint())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A leaf certificate for the LAN route and its key, in PEM.
+pub struct Leaf {
+    pub cert_pem: String,
+    pub cert_der: Vec<u8>,
+    pub key_pem: String,
+    pub ips: Vec<IpAddr>,
+    /// Unix seconds.
+    pub not_after: i64,
+}
+
+impl PrivateCa {
+    /// Loads the CA from the journal's `.tls/` folder, making it on first use. A key without its
+    /// certificate (a crash between the two writes) gets its certificate made again.
+    pub fn load_or_create(journal_root: &Path, now: i64) -> Result<PrivateCa, TlsError> {
+        let dir = folder(journal_root);
+        let (key_path, cert_path) = (dir.join("ca-key.pem"), dir.join("ca.pem"));
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| TlsError::Io { path, source }
+        };
+        fsio::create_dir_all_durable(&dir).map_err(io(&dir))?;
+        let key = match std::fs::read_to_string(&key_path) {
+            Ok(pem) => KeyPair::from_pem(&pem)
+                .map_err(|e| TlsError::Refused(format!("{}: not a key this journal made: {e}", key_path.display())))?,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                let key = KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256)?;
+                match fsio::create_new_atomic(&key_path, key.serialize_pem().as_bytes()) {
+                    Ok(()) => key,
+                    // Another process made it first: use that one.
+                    Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                        return PrivateCa::load_or_create(journal_root, now);
+                    }
+                    Err(error) => return Err(io(&key_path)(error)),
+                }
+            }
+            Err(error) => return Err(io(&key_path)(error)),
+        };
+        let cert_pem = match std::fs::read_to_string(&cert_path) {
+            Ok(pem) => pem,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                let pem = ca_params(&key, now).self_signed(&key)?.pem();
+                fsio::write_atomic(&cert_path, pem.as_bytes()).map_err(io(&cert_path))?;
+                pem
+            }
+            Err(error) => return Err(io(&cert_path)(error)),
+        };
+        let cert_der = pem_body(&cert_pem)
+            .ok_or_else(|| TlsError::Refused(format!("{}: not a PEM certificate", cert_path.display())))?;
+        Ok(PrivateCa {
+            cert_pem,
+            cert_der,
+            key,
+        })
+    }
+
+    /// The CA certificate in PEM, for the owner to install on other devices.
+    pub fn pem(&self) -> &str {
+        &self.cert_pem
+    }
+
+    pub fn der(&self) -> &[u8] {
+        &self.cert_der
+    }
+
+    /// The SHA-256 fingerprint of the CA certificate, as devices show it (`AB:CD:...`).
+    pub fn fingerprint(&self) -> String {
+        fingerprint(&self.cert_der)
+    }
+
+    /// Issues a leaf for the LAN route's addresses, which must all be private.
+    pub fn issue_leaf(&self, ips: &[IpAddr], now: i64) -> Result<Leaf, TlsError> {
+        if ips.is_empty() {
+            return Err(TlsError::Refused("a LAN certificate needs at least one address".into()));
+        }
+        if let Some(reason) = ips.iter().find_map(|ip| private_range::refusal(*ip)) {
+            return Err(TlsError::Refused(reason));
+        }
+        self.sign_leaf(ips, now)
+    }
+
+    /// Signs a leaf for any addresses; `issue_leaf` checks them first. (Tests use this to show
+    /// that the CA's name constraints refuse a public address even when a leaf names one.)
+    fn sign_leaf(&self, ips: &[IpAddr], now: i64) -> Result<Leaf, TlsError> {
+        let key = KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256)?;
+        let mut params = CertificateParams::default();
+        params.distinguished_name = DistinguishedName::new();
+        params.distinguished_name.push(DnType::CommonName, "journal LAN route");
+        params.subject_alt_names = ips.iter().map(|ip| rcgen::SanType::IpAddress(*ip)).collect();
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        params.use_authority_key_identifier_extension = true;
+        let not_after = now + LEAF_DAYS * DAY;
+        params.not_before = datetime(now - CLOCK_SKEW_SECONDS)?;
+        params.not_after = datetime(not_after)?;
+        let issuer = Issuer::new(ca_params(&self.key, now), &self.key);
+        let cert = params.signed_by(&key, &issuer)?;
+        Ok(Leaf {
+            cert_pem: cert.pem(),
+            cert_der: cert.der().to_vec(),
+            key_pem: key.serialize_pem(),
+            ips: ips.to_vec(),
+            not_after,
+        })
+    }
+}
+
+/// Whether the route needs a new leaf: its addresses changed, or fewer than 7 days remain.
+pub fn needs_reissue(leaf_ips: &[IpAddr], current_ips: &[IpAddr], not_after: i64, now: i64) -> bool {
+    let mut had = leaf_ips.to_vec();
+    let mut has = current_ips.to_vec();
+    had.sort();
+    had.dedup();
+    has.sort();
+    has.dedup();
+    had != has || not_after - now < RENEW_DAYS * DAY
+}
+
+/// SHA-256 of a DER certificate as colon-separated upper-case hex.
+pub fn fingerprint(der: &[u8]) -> String {
+    Sha256::digest(der)
+        .iter()
+        .map(|b| format!("{b:02X}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// The CA's parameters. Its name carries a digest of its public key, so two journals' CAs are
+/// told apart in a device's list of trusted authorities; everything but the dates is derived from
+/// the key, so the same parameters name the issuer of every leaf.
+fn ca_params(key: &KeyPair, now: i64) -> CertificateParams {
+    use rcgen::PublicKeyData;
+    let id: String = Sha256::digest(key.subject_public_key_info())
+        .iter()
+        .take(4)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let mut params = CertificateParams::default();
+    params.distinguished_name = DistinguishedName::new();
+    params.distinguished_name.push(DnType::OrganizationName, "journal");
+    params
+        .distinguished_name
+        .push(DnType::CommonName, format!("journal private CA {id}"));
+    params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
+    params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let mut permitted: Vec<GeneralSubtree> = V4_RANGES
+        .iter()
+        .map(|(net, prefix)| GeneralSubtree::IpAddress(CidrSubnet::from_v4_prefix(*net, *prefix)))
+        .collect();
+    permitted.push(GeneralSubtree::IpAddress(CidrSubnet::from_v6_prefix(
+        V6_RANGE.0, V6_RANGE.1,
+    )));
+    params.name_constraints = Some(NameConstraints {
+        permitted_subtrees: permitted,
+        excluded_subtrees: Vec::new(),
+    });
+    if let (Ok(from), Ok(to)) = (datetime(now - CLOCK_SKEW_SECONDS), datetime(now + CA_DAYS * DAY)) {
+        params.not_before = from;
+        params.not_after = to;
+    }
+    params
+}
+
+fn datetime(unix: i64) -> Result<time::OffsetDateTime, TlsError> {
+    time::OffsetDateTime::from_unix_timestamp(unix)
+        .map_err(|e| TlsError::Refused(format!("a certificate date out of range: {e}")))
+}
+
+/// The DER inside the first PEM block of `pem`.
+fn pem_body(pem: &str) -> Option<Vec<u8>> {
+    let body: String = pem
+        .lines()
+        .skip_while(|line| !line.starts_with("-----BEGIN "))
+        .skip(1)
+        .take_while(|line| !line.starts_with("-----END "))
+        .collect();
+    base64::engine::general_purpose::STANDARD.decode(body).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+    use std::sync::Arc;
+
+    use rustls::client::danger::ServerCertVerifier;
+    use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+
+    use super::*;
+
+    const NOW: i64 = 1_796_000_000;
+
+    fn ip(text: &str) -> IpAddr {
+        text.parse().unwrap()
+    }
+
+    /// Verifies a leaf for `name` as a client that trusts only this CA would.
+    fn verify(ca: &PrivateCa, leaf: &Leaf, name: &str, at: i64) -> Result<(), rustls::Error> {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(CertificateDer::from(ca.der().to_vec())).unwrap();
+        let verifier = rustls::client::WebPkiServerVerifier::builder_with_provider(
+            Arc::new(roots),
+            Arc::new(rustls::crypto::ring::default_provider()),
+        )
+        .build()
+        .unwrap();
+        let server = ServerName::IpAddress(ip(name).into());
+        let when = UnixTime::since_unix_epoch(std::time::Duration::from_secs(at as u64));
+        verifier
+            .verify_server_cert(&CertificateDer::from(leaf.cert_der.clone()), &[], &server, &[], when)
+            .map(|_| ())
+    }
+
+    #[test]
+    fn the_ca_is_made_once_kept_private_and_loaded_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = PrivateCa::load_or_create(dir.path(), NOW).unwrap();
+        assert!(ca.pem().starts_with("-----BEGIN CERTIFICATE-----"));
+        assert_eq!(ca.fingerprint().len(), 32 * 3 - 1);
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&folder(dir.path()).join("ca-key.pem")), 0o600);
+        assert_eq!(mode(&folder(dir.path())), 0o700);
+        let again = PrivateCa::load_or_create(dir.path(), NOW + DAY).unwrap();
+        assert_eq!(again.fingerprint(), ca.fingerprint(), "the same CA, not a new one");
+        assert!(!format!("{again:?}").contains("PRIVATE KEY"));
+
+        // A lost certificate is made again from the kept key, and still signs verifiable leaves.
+        std::fs::remove_file(folder(dir.path()).join("ca.pem")).unwrap();
+        let remade = PrivateCa::load_or_create(dir.path(), NOW).unwrap();
+        let leaf = ca.issue_leaf(&[ip("192.168.1.5")], NOW).unwrap();
+        verify(&remade, &leaf, "192.168.1.5", NOW + 60).unwrap();
+
+        std::fs::write(folder(dir.path()).join("ca-key.pem"), "not a key").unwrap();
+        let broken = PrivateCa::load_or_create(dir.path(), NOW).unwrap_err();
+        assert!(broken.to_string().contains("not a key this journal made"), "{broken}");
+    }
+
+    #[test]
+    fn leaves_verify_for_their_addresses_only_and_only_in_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = PrivateCa::load_or_create(dir.path(), NOW).unwrap();
+        let leaf = ca.issue_leaf(&[ip("192.168.1.5"), ip("fd00::5")], NOW).unwrap();
+        assert_eq!(leaf.not_after, NOW + LEAF_DAYS * DAY);
+        verify(&ca, &leaf, "192.168.1.5", NOW + 60).unwrap();
+        verify(&ca, &leaf, "fd00::5", NOW + 60).unwrap();
+        assert!(verify(&ca, &leaf, "192.168.1.6", NOW + 60).is_err(), "not its address");
+        assert!(
+            verify(&ca, &leaf, "192.168.1.5", leaf.not_after + 60).is_err(),
+            "expired"
+        );
+        let other = PrivateCa::load_or_create(tempfile::tempdir().unwrap().path(), NOW).unwrap();
+        assert!(
+            verify(&other, &leaf, "192.168.1.5", NOW + 60).is_err(),
+            "another journal's CA"
+        );
+    }
+
+    #[test]
+    fn the_name_constraints_refuse_a_public_address_even_in_a_signed_leaf() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = PrivateCa::load_or_create(dir.path(), NOW).unwrap();
+        let refused = ca.issue_leaf(&[ip("8.8.8.8")], NOW).err().unwrap();
+        assert!(refused.to_string().contains("not a private address"), "{refused}");
+        assert!(ca.issue_leaf(&[ip("127.0.0.1")], NOW).is_err());
+        assert!(ca.issue_leaf(&[], NOW).is_err());
+        // Signed anyway (as a thief with the key could): clients still refuse it.
+        let forged = ca.sign_leaf(&[ip("8.8.8.8")], NOW).unwrap();
+        assert!(verify(&ca, &forged, "8.8.8.8", NOW + 60).is_err());
+        let private = ca.sign_leaf(&[ip("10.1.2.3")], NOW).unwrap();
+        verify(&ca, &private, "10.1.2.3", NOW + 60).unwrap();
+    }
+
+    #[test]
+    fn a_leaf_is_reissued_when_its_addresses_change_or_its_days_run_low() {
+        let (a, b) = (ip("192.168.1.5"), ip("10.0.0.7"));
+        let far = NOW + 100 * DAY;
+        assert!(!needs_reissue(&[a, b], &[b, a], far, NOW), "order does not matter");
+        assert!(!needs_reissue(&[a], &[a, a], far, NOW), "nor repeats");
+        assert!(needs_reissue(&[a], &[a, b], far, NOW), "an address was added");
+        assert!(needs_reissue(&[a, b], &[a], far, NOW), "an address went away");
+        assert!(!needs_reissue(&[a], &[a], NOW + RENEW_DAYS * DAY, NOW));
+        assert!(
+            needs_reissue(&[a], &[a], NOW + RENEW_DAYS * DAY - 1, NOW),
+            "fewer than 7 days left"
+        );
+    }
+}
