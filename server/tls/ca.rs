@@ -67,6 +67,8 @@ pub struct Leaf {
     pub cert_pem: String,
     pub cert_der: Vec<u8>,
     pub key_pem: String,
+    /// The key as PKCS#8 DER, for rustls.
+    pub key_der: Vec<u8>,
     pub ips: Vec<IpAddr>,
     /// Unix seconds.
     pub not_after: i64,
@@ -162,6 +164,7 @@ impl PrivateCa {
             cert_pem: cert.pem(),
             cert_der: cert.der().to_vec(),
             key_pem: key.serialize_pem(),
+            key_der: key.serialize_der(),
             ips: ips.to_vec(),
             not_after,
         })

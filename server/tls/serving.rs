@@ -1,0 +1,151 @@
+//! The server side of TLS for a route: its `ServerConfig` (rustls with the ring provider, TLS 1.3
+//! only, HTTP/1.1) and `CertSlot`, the certificate resolver through which a route's certificate is
+//! replaced without a restart: handshakes that start after `install` present the new certificate,
+//! connections already open keep theirs.
+
+use std::sync::{Arc, RwLock};
+
+use rustls::ServerConfig;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::server::{ClientHello, ResolvesServerCert};
+use rustls::sign::CertifiedKey;
+
+use super::ca::{Leaf, TlsError};
+
+/// The certificate a route presents, replaceable while it serves.
+#[derive(Debug, Default)]
+pub struct CertSlot {
+    current: RwLock<Option<Arc<CertifiedKey>>>,
+}
+
+impl CertSlot {
+    /// Puts a leaf (and the chain above it, without the root) in place for the next handshakes.
+    pub fn install(&self, leaf: &Leaf, chain: &[Vec<u8>]) -> Result<(), TlsError> {
+        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf.key_der.clone()));
+        let signer = rustls::crypto::ring::sign::any_supported_type(&key)
+            .map_err(|e| TlsError::Refused(format!("the certificate's key cannot sign: {e}")))?;
+        let mut certs = vec![CertificateDer::from(leaf.cert_der.clone())];
+        certs.extend(chain.iter().map(|der| CertificateDer::from(der.clone())));
+        let certified = Arc::new(CertifiedKey::new(certs, signer));
+        *self.current.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(certified);
+        Ok(())
+    }
+
+    /// Whether a certificate is in place (without one, every handshake is refused).
+    pub fn is_ready(&self) -> bool {
+        self.read().is_some()
+    }
+
+    fn read(&self) -> Option<Arc<CertifiedKey>> {
+        self.current
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+}
+
+impl ResolvesServerCert for CertSlot {
+    fn resolve(&self, _client_hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        self.read()
+    }
+}
+
+/// A route's TLS configuration: TLS 1.3 only, with ring, HTTP/1.1, certificates from `slot`.
+pub fn server_config(slot: Arc<CertSlot>) -> Result<Arc<ServerConfig>, TlsError> {
+    let mut config = ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .map_err(|e| TlsError::Refused(format!("the TLS settings were refused: {e}")))?
+        .with_no_client_auth()
+        .with_cert_resolver(slot);
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::IpAddr;
+
+    use rustls::pki_types::ServerName;
+    use rustls::{ClientConfig, ClientConnection, ServerConnection};
+
+    use super::*;
+    use crate::tls::ca::PrivateCa;
+
+    const NOW: i64 = 1_796_000_000;
+
+    fn client(ca: &PrivateCa, versions: &[&'static rustls::SupportedProtocolVersion]) -> Arc<ClientConfig> {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(CertificateDer::from(ca.der().to_vec())).unwrap();
+        Arc::new(
+            ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+                .with_protocol_versions(versions)
+                .unwrap()
+                .with_root_certificates(roots)
+                .with_no_client_auth(),
+        )
+    }
+
+    /// A whole handshake over memory; answers the certificate the server presented.
+    fn handshake(
+        server: Arc<ServerConfig>,
+        client: Arc<ClientConfig>,
+        address: &str,
+    ) -> Result<Vec<u8>, rustls::Error> {
+        let ip: IpAddr = address.parse().unwrap();
+        let mut client = ClientConnection::new(client, ServerName::IpAddress(ip.into())).unwrap();
+        let mut server = ServerConnection::new(server).unwrap();
+        for _ in 0..20 {
+            if !client.is_handshaking() && !server.is_handshaking() {
+                break;
+            }
+            let mut wire = Vec::new();
+            while client.wants_write() {
+                client.write_tls(&mut wire).unwrap();
+            }
+            server.read_tls(&mut wire.as_slice()).unwrap();
+            server.process_new_packets()?;
+            let mut wire = Vec::new();
+            while server.wants_write() {
+                server.write_tls(&mut wire).unwrap();
+            }
+            client.read_tls(&mut wire.as_slice()).unwrap();
+            client.process_new_packets()?;
+        }
+        assert_eq!(server.protocol_version(), Some(rustls::ProtocolVersion::TLSv1_3));
+        Ok(client.peer_certificates().unwrap()[0].to_vec())
+    }
+
+    #[test]
+    fn a_route_serves_tls_1_3_and_swaps_its_certificate_for_new_handshakes() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = PrivateCa::load_or_create(dir.path(), NOW).unwrap();
+        let slot = Arc::new(CertSlot::default());
+        let config = server_config(slot.clone()).unwrap();
+        let tls13 = client(&ca, &[&rustls::version::TLS13]);
+        assert!(!slot.is_ready());
+        assert!(
+            handshake(config.clone(), tls13.clone(), "192.168.1.5").is_err(),
+            "no certificate yet"
+        );
+
+        let now = crate::journal::day::unix_now();
+        let first = ca.issue_leaf(&["192.168.1.5".parse().unwrap()], now).unwrap();
+        slot.install(&first, &[]).unwrap();
+        assert_eq!(
+            handshake(config.clone(), tls13.clone(), "192.168.1.5").unwrap(),
+            first.cert_der
+        );
+
+        let second = ca
+            .issue_leaf(&["192.168.1.5".parse().unwrap(), "10.0.0.9".parse().unwrap()], now)
+            .unwrap();
+        slot.install(&second, &[]).unwrap();
+        assert_eq!(
+            handshake(config.clone(), tls13.clone(), "10.0.0.9").unwrap(),
+            second.cert_der
+        );
+
+        let tls12 = client(&ca, &[&rustls::version::TLS12]);
+        assert!(handshake(config, tls12, "192.168.1.5").is_err(), "TLS 1.2 is refused");
+    }
+}
