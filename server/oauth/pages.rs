@@ -79,8 +79,8 @@ pub fn nonce() -> String {
     super::secret("").unwrap_or_else(|_| NO_NONCE.into())
 }
 
-/// What `nonce` answers when the random source fails: a page rendered with it runs no script at
-/// all, since a guessable nonce would let injected markup run.
+/// What `nonce` answers when the random source fails: a page rendered with it runs no script and
+/// no inline style at all (it shows unstyled), since a guessable nonce would let injected markup in.
 const NO_NONCE: &str = "unavailable";
 
 /// The page's Content Security Policy for its nonce and the origin its forms may also be sent to.
@@ -89,13 +89,13 @@ fn policy(nonce: &str, form_target: Option<&str>) -> String {
         Some(origin) => format!("'self' {origin}"),
         None => "'self'".to_string(),
     };
-    let script = if nonce == NO_NONCE {
+    let inline = if nonce == NO_NONCE {
         "'none'".to_string()
     } else {
         format!("'nonce-{nonce}'")
     };
     format!(
-        "default-src 'none'; style-src 'nonce-{nonce}'; script-src {script}; img-src 'self' data:; form-action {form_action}; frame-ancestors 'none'; base-uri 'none'"
+        "default-src 'none'; style-src {inline}; script-src {inline}; img-src 'self' data:; form-action {form_action}; frame-ancestors 'none'; base-uri 'none'"
     )
 }
 
@@ -161,6 +161,7 @@ mod tests {
         assert!(csp.contains("frame-ancestors 'none'"));
         let without = policy(NO_NONCE, None);
         assert!(without.contains("script-src 'none'"), "{without}");
+        assert!(without.contains("style-src 'none'"), "{without}");
         assert!(without.contains("form-action 'self';"));
         assert_ne!(nonce(), nonce(), "a fresh nonce per page");
     }

@@ -1,7 +1,8 @@
 //! The journal's private certificate authority, for the LAN route: made with rcgen on first use
-//! (ECDSA P-256, 10 years), name-constrained to the private address ranges the route serves, so
-//! that even a stolen CA key cannot vouch for any public name or address. It issues the route's leaf
-//! certificates (IP addresses only, 825 days).
+//! (ECDSA P-256, 10 years), name-constrained to the private address ranges the route serves and
+//! excluding every DNS name and email address, so that a client refuses anything a stolen CA key
+//! signs for a public address or any host name. It issues the route's leaf certificates (IP
+//! addresses only, 825 days).
 //!
 //! The CA lives in `<journal>/.tls/`: `ca.pem` (the certificate the owner installs on other
 //! devices) and `ca-key.pem` (0600, in a 0700 folder; never served, never logged). This module
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 use base64::Engine;
 use rcgen::{
     BasicConstraints, CertificateParams, CidrSubnet, DistinguishedName, DnType, ExtendedKeyUsagePurpose,
-    GeneralSubtree, IsCa, Issuer, KeyPair, KeyUsagePurpose, NameConstraints,
+    GeneralSubtree, IsCa, Issuer, KeyPair, KeyUsagePurpose, NameConstraints, SerialNumber,
 };
 use sha2::{Digest, Sha256};
 
@@ -104,9 +105,15 @@ impl PrivateCa {
         let cert_pem = match std::fs::read_to_string(&cert_path) {
             Ok(pem) => pem,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                let pem = ca_params(&key, now).self_signed(&key)?.pem();
-                fsio::write_atomic(&cert_path, pem.as_bytes()).map_err(io(&cert_path))?;
-                pem
+                let pem = ca_params(&key, now)?.self_signed(&key)?.pem();
+                match fsio::create_new_atomic(&cert_path, pem.as_bytes()) {
+                    Ok(()) => pem,
+                    // Another process made it first: every process shows that one.
+                    Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                        std::fs::read_to_string(&cert_path).map_err(io(&cert_path))?
+                    }
+                    Err(error) => return Err(io(&cert_path)(error)),
+                }
             }
             Err(error) => return Err(io(&cert_path)(error)),
         };
@@ -135,6 +142,9 @@ impl PrivateCa {
 
     /// Issues a leaf for the LAN route's addresses, which must all be private.
     pub fn issue_leaf(&self, ips: &[IpAddr], now: i64) -> Result<Leaf, TlsError> {
+        // An IPv4 address written as IPv6 goes into the certificate as the IPv4 address clients dial.
+        let ips: Vec<IpAddr> = ips.iter().map(|ip| private_range::canonical(*ip)).collect();
+        let ips = ips.as_slice();
         if ips.is_empty() {
             return Err(TlsError::Refused("a LAN certificate needs at least one address".into()));
         }
@@ -147,18 +157,26 @@ impl PrivateCa {
     /// Signs a leaf for any addresses; `issue_leaf` checks them first. (Tests use this to show
     /// that the CA's name constraints refuse a public address even when a leaf names one.)
     fn sign_leaf(&self, ips: &[IpAddr], now: i64) -> Result<Leaf, TlsError> {
+        let sans = ips.iter().map(|ip| rcgen::SanType::IpAddress(*ip)).collect();
+        self.sign_leaf_for(sans, ips, now)
+    }
+
+    fn sign_leaf_for(&self, sans: Vec<rcgen::SanType>, ips: &[IpAddr], now: i64) -> Result<Leaf, TlsError> {
         let key = KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256)?;
         let mut params = CertificateParams::default();
+        params.serial_number = Some(random_serial()?);
         params.distinguished_name = DistinguishedName::new();
         params.distinguished_name.push(DnType::CommonName, "journal LAN route");
-        params.subject_alt_names = ips.iter().map(|ip| rcgen::SanType::IpAddress(*ip)).collect();
+        params.subject_alt_names = sans;
         params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
         params.use_authority_key_identifier_extension = true;
-        let not_after = now + LEAF_DAYS * DAY;
-        params.not_before = datetime(now - CLOCK_SKEW_SECONDS)?;
+        // 825 days from the (early) start: the whole validity counts toward Apple's limit.
+        let not_before = now - CLOCK_SKEW_SECONDS;
+        let not_after = not_before + LEAF_DAYS * DAY;
+        params.not_before = datetime(not_before)?;
         params.not_after = datetime(not_after)?;
-        let issuer = Issuer::new(ca_params(&self.key, now), &self.key);
+        let issuer = Issuer::new(ca_params(&self.key, now)?, &self.key);
         let cert = params.signed_by(&key, &issuer)?;
         Ok(Leaf {
             cert_pem: cert.pem(),
@@ -173,8 +191,9 @@ impl PrivateCa {
 
 /// Whether the route needs a new leaf: its addresses changed, or fewer than 7 days remain.
 pub fn needs_reissue(leaf_ips: &[IpAddr], current_ips: &[IpAddr], not_after: i64, now: i64) -> bool {
-    let mut had = leaf_ips.to_vec();
-    let mut has = current_ips.to_vec();
+    let canonical = |ips: &[IpAddr]| -> Vec<IpAddr> { ips.iter().map(|ip| private_range::canonical(*ip)).collect() };
+    let mut had = canonical(leaf_ips);
+    let mut has = canonical(current_ips);
     had.sort();
     had.dedup();
     has.sort();
@@ -194,7 +213,7 @@ pub fn fingerprint(der: &[u8]) -> String {
 /// The CA's parameters. Its name carries a digest of its public key, so two journals' CAs are
 /// told apart in a device's list of trusted authorities; everything but the dates is derived from
 /// the key, so the same parameters name the issuer of every leaf.
-fn ca_params(key: &KeyPair, now: i64) -> CertificateParams {
+fn ca_params(key: &KeyPair, now: i64) -> Result<CertificateParams, TlsError> {
     use rcgen::PublicKeyData;
     let id: String = Sha256::digest(key.subject_public_key_info())
         .iter()
@@ -220,15 +239,29 @@ fn ca_params(key: &KeyPair, now: i64) -> CertificateParams {
     permitted.push(GeneralSubtree::IpAddress(CidrSubnet::from_v6_prefix(
         V6_RANGE.0, V6_RANGE.1,
     )));
+    // A name type without a subtree is not constrained at all (RFC 5280): the empty DNS and email
+    // constraints match every name of their type, so excluding them leaves the CA IP addresses only.
     params.name_constraints = Some(NameConstraints {
         permitted_subtrees: permitted,
-        excluded_subtrees: Vec::new(),
+        excluded_subtrees: vec![
+            GeneralSubtree::DnsName(String::new()),
+            GeneralSubtree::Rfc822Name(String::new()),
+        ],
     });
-    if let (Ok(from), Ok(to)) = (datetime(now - CLOCK_SKEW_SECONDS), datetime(now + CA_DAYS * DAY)) {
-        params.not_before = from;
-        params.not_after = to;
-    }
-    params
+    params.serial_number = Some(random_serial()?);
+    params.not_before = datetime(now - CLOCK_SKEW_SECONDS)?;
+    params.not_after = datetime(now + CA_DAYS * DAY)?;
+    Ok(params)
+}
+
+/// A random 16-byte serial number: a CA certificate made again from the kept key must not repeat
+/// the issuer and serial of the one it replaces (browsers refuse that).
+fn random_serial() -> Result<SerialNumber, TlsError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| TlsError::Refused(format!("no secure random source: {e}")))?;
+    // Positive, as DER integers for serials must be.
+    bytes[0] &= 0x7f;
+    Ok(SerialNumber::from_slice(&bytes))
 }
 
 fn datetime(unix: i64) -> Result<time::OffsetDateTime, TlsError> {
@@ -309,7 +342,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ca = PrivateCa::load_or_create(dir.path(), NOW).unwrap();
         let leaf = ca.issue_leaf(&[ip("192.168.1.5"), ip("fd00::5")], NOW).unwrap();
-        assert_eq!(leaf.not_after, NOW + LEAF_DAYS * DAY);
+        assert_eq!(leaf.not_after, NOW - CLOCK_SKEW_SECONDS + LEAF_DAYS * DAY);
         verify(&ca, &leaf, "192.168.1.5", NOW + 60).unwrap();
         verify(&ca, &leaf, "fd00::5", NOW + 60).unwrap();
         assert!(verify(&ca, &leaf, "192.168.1.6", NOW + 60).is_err(), "not its address");
@@ -337,6 +370,46 @@ mod tests {
         assert!(verify(&ca, &forged, "8.8.8.8", NOW + 60).is_err());
         let private = ca.sign_leaf(&[ip("10.1.2.3")], NOW).unwrap();
         verify(&ca, &private, "10.1.2.3", NOW + 60).unwrap();
+        // Nor can it vouch for a host name, public or not.
+        let named = ca
+            .sign_leaf_for(
+                vec![rcgen::SanType::DnsName("bank.example".try_into().unwrap())],
+                &[],
+                NOW,
+            )
+            .unwrap();
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(CertificateDer::from(ca.der().to_vec())).unwrap();
+        let verifier = rustls::client::WebPkiServerVerifier::builder_with_provider(
+            Arc::new(roots),
+            Arc::new(rustls::crypto::ring::default_provider()),
+        )
+        .build()
+        .unwrap();
+        let when = UnixTime::since_unix_epoch(std::time::Duration::from_secs(NOW as u64 + 60));
+        let name = ServerName::try_from("bank.example").unwrap();
+        let refused = verifier.verify_server_cert(&CertificateDer::from(named.cert_der), &[], &name, &[], when);
+        assert!(refused.is_err(), "a DNS name is outside the CA's constraints");
+    }
+
+    #[test]
+    fn an_ipv4_address_written_as_ipv6_is_certified_as_ipv4() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = PrivateCa::load_or_create(dir.path(), NOW).unwrap();
+        let leaf = ca.issue_leaf(&[ip("::ffff:192.168.1.5")], NOW).unwrap();
+        assert_eq!(leaf.ips, [ip("192.168.1.5")]);
+        verify(&ca, &leaf, "192.168.1.5", NOW + 60).unwrap();
+        assert!(!needs_reissue(
+            &leaf.ips,
+            &[ip("::ffff:192.168.1.5")],
+            leaf.not_after,
+            NOW
+        ));
+        assert_eq!(
+            leaf.not_after - (NOW - CLOCK_SKEW_SECONDS),
+            LEAF_DAYS * DAY,
+            "825 days in all"
+        );
     }
 
     #[test]

@@ -52,8 +52,9 @@ pub fn refusal(ip: IpAddr) -> Option<String> {
     Some(format!("{ip} is {what}"))
 }
 
-/// An IPv4 address written as IPv6 (`::ffff:192.168.1.2`) is judged as the IPv4 address it is.
-fn canonical(ip: IpAddr) -> IpAddr {
+/// An IPv4 address written as IPv6 (`::ffff:192.168.1.2`) is the IPv4 address it is: judged,
+/// certified and compared as that.
+pub fn canonical(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
         IpAddr::V4(_) => ip,

@@ -26,7 +26,12 @@ impl CertSlot {
             .map_err(|e| TlsError::Refused(format!("the certificate's key cannot sign: {e}")))?;
         let mut certs = vec![CertificateDer::from(leaf.cert_der.clone())];
         certs.extend(chain.iter().map(|der| CertificateDer::from(der.clone())));
-        let certified = Arc::new(CertifiedKey::new(certs, signer));
+        let certified = CertifiedKey::new(certs, signer);
+        // A certificate paired with another key is refused here, not at the first handshake.
+        certified
+            .keys_match()
+            .map_err(|e| TlsError::Refused(format!("the certificate does not match its key: {e}")))?;
+        let certified = Arc::new(certified);
         *self.current.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(certified);
         Ok(())
     }
@@ -143,6 +148,22 @@ mod tests {
         assert_eq!(
             handshake(config.clone(), tls13.clone(), "10.0.0.9").unwrap(),
             second.cert_der
+        );
+
+        let mismatched = Leaf {
+            key_der: first.key_der.clone(),
+            ..ca.issue_leaf(&["10.0.0.9".parse().unwrap()], now).unwrap()
+        };
+        assert!(
+            slot.install(&mismatched, &[])
+                .unwrap_err()
+                .to_string()
+                .contains("does not match its key")
+        );
+        assert_eq!(
+            handshake(config.clone(), tls13.clone(), "10.0.0.9").unwrap(),
+            second.cert_der,
+            "the slot kept its certificate"
         );
 
         let tls12 = client(&ca, &[&rustls::version::TLS12]);

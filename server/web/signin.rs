@@ -93,6 +93,20 @@ pub async fn redeem(
         Err(error) => return unavailable(error),
     };
     if let Some(stored) = stored {
+        let typed = typed.unwrap_or_default().to_string();
+        if typed.is_empty() {
+            // Nothing to weigh: ask again without spending a try (when the link is still good).
+            return match owner::check_link(db, token, unix_now()).await {
+                Ok(Ok(())) => confirm_page(
+                    StatusCode::BAD_REQUEST,
+                    token.to_string(),
+                    true,
+                    Some("Type your owner passphrase to sign in.".into()),
+                ),
+                Ok(Err(refusal)) => refused(refusal),
+                Err(error) => unavailable(error),
+            };
+        }
         // A try is taken before the passphrase is weighed, so requests sent together cannot weigh
         // more passphrases than the link has tries.
         let left = match owner::take_try(db, token, unix_now()).await {
@@ -100,7 +114,6 @@ pub async fn redeem(
             Ok(Err(refusal)) => return refused(refusal),
             Err(error) => return unavailable(error),
         };
-        let typed = typed.unwrap_or_default().to_string();
         // argon2 is slow on purpose: it runs off the async workers.
         let matched = tokio::task::spawn_blocking(move || passphrase::matches(&stored, &typed))
             .await

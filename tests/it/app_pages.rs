@@ -521,9 +521,22 @@ async fn a_passphrase_is_asked_after_the_link_and_wrong_ones_use_it_up() {
     let page = text(&get(&server, &format!("/app/signin?t={token}"), None).await);
     assert!(page.contains("type=\"password\""), "the page asks for the passphrase");
     let link_only = press(token.clone(), None).await;
-    assert_eq!(link_only.status, StatusCode::FORBIDDEN);
+    assert_eq!(link_only.status, StatusCode::BAD_REQUEST);
     assert!(link_only.header("set-cookie").is_none());
-    assert!(text(&link_only).contains("4 tries left"), "{}", text(&link_only));
+    assert!(
+        text(&link_only).contains("Type your owner passphrase"),
+        "{}",
+        text(&link_only)
+    );
+    let empty = press(token.clone(), Some("")).await;
+    assert_eq!(
+        empty.status,
+        StatusCode::BAD_REQUEST,
+        "an empty field spends no try either"
+    );
+    let first = press(token.clone(), Some("nope")).await;
+    assert_eq!(first.status, StatusCode::FORBIDDEN);
+    assert!(text(&first).contains("4 tries left"), "{}", text(&first));
     for _ in 0..3 {
         assert_eq!(press(token.clone(), Some("nope")).await.status, StatusCode::FORBIDDEN);
     }
