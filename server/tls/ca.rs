@@ -117,8 +117,19 @@ impl PrivateCa {
             }
             Err(error) => return Err(io(&cert_path)(error)),
         };
+        // The file must be a certificate, and this key's: it is what `journal route ca` prints and
+        // what devices install.
+        use rcgen::PublicKeyData;
+        let spki = key.subject_public_key_info();
         let cert_der = pem_body(&cert_pem)
-            .ok_or_else(|| TlsError::Refused(format!("{}: not a PEM certificate", cert_path.display())))?;
+            .filter(|_| cert_pem.trim_start().starts_with("-----BEGIN CERTIFICATE-----"))
+            .filter(|der| der.windows(spki.len()).any(|window| window == spki.as_slice()))
+            .ok_or_else(|| {
+                TlsError::Refused(format!(
+                    "{}: not the certificate of the key beside it; remove it and it is made again from the key",
+                    cert_path.display()
+                ))
+            })?;
         Ok(PrivateCa {
             cert_pem,
             cert_der,
@@ -331,6 +342,21 @@ mod tests {
         let remade = PrivateCa::load_or_create(dir.path(), NOW).unwrap();
         let leaf = ca.issue_leaf(&[ip("192.168.1.5")], NOW).unwrap();
         verify(&remade, &leaf, "192.168.1.5", NOW + 60).unwrap();
+
+        let other = PrivateCa::load_or_create(tempfile::tempdir().unwrap().path(), NOW).unwrap();
+        std::fs::write(folder(dir.path()).join("ca.pem"), other.pem()).unwrap();
+        let swapped = PrivateCa::load_or_create(dir.path(), NOW).unwrap_err();
+        assert!(
+            swapped.to_string().contains("not the certificate of the key"),
+            "{swapped}"
+        );
+        let key_pem = std::fs::read_to_string(folder(dir.path()).join("ca-key.pem")).unwrap();
+        std::fs::write(folder(dir.path()).join("ca.pem"), &key_pem).unwrap();
+        assert!(
+            PrivateCa::load_or_create(dir.path(), NOW).is_err(),
+            "a key is never taken for the certificate"
+        );
+        std::fs::write(folder(dir.path()).join("ca.pem"), remade.pem()).unwrap();
 
         std::fs::write(folder(dir.path()).join("ca-key.pem"), "not a key").unwrap();
         let broken = PrivateCa::load_or_create(dir.path(), NOW).unwrap_err();
