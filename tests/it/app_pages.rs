@@ -37,6 +37,20 @@ async fn stored_code_digest(server: &TestServer) -> Option<Vec<u8>> {
         .unwrap()
 }
 
+/// Every form of the app that changes something, with fields a page would send (for the key `key_id`).
+fn every_form(key_id: &str) -> [(String, &'static str); 5] {
+    [
+        ("/app/connect/code".to_string(), "route=local"),
+        ("/app/connect/close".into(), "route=local"),
+        ("/app/connections/mint".into(), "label=sneaky"),
+        (
+            format!("/app/connections/{key_id}/grant"),
+            "category=entities&scope=journal",
+        ),
+        (format!("/app/connections/{key_id}/revoke"), ""),
+    ]
+}
+
 #[tokio::test]
 async fn no_page_or_form_answers_without_a_session() {
     let server = TestServer::start().await;
@@ -58,16 +72,7 @@ async fn no_page_or_form_answers_without_a_session() {
         assert_eq!(get(&server, path, Some("forged")).await.status, StatusCode::SEE_OTHER);
     }
     let origin = own_origin(&server);
-    for (path, form) in [
-        ("/app/connect/code".to_string(), "route=local"),
-        ("/app/connect/close".into(), "route=local"),
-        ("/app/connections/mint".into(), "label=sneaky"),
-        (
-            format!("/app/connections/{}/grant", key.id),
-            "category=entities&scope=journal",
-        ),
-        (format!("/app/connections/{}/revoke", key.id), ""),
-    ] {
+    for (path, form) in every_form(&key.id) {
         let reply = post_form(&server, &path, None, Some(&origin), &format!("csrf=x&{form}")).await;
         assert_eq!(reply.status, StatusCode::SEE_OTHER, "{path}");
     }
@@ -90,16 +95,7 @@ async fn forms_without_their_token_or_from_another_page_change_nothing() {
     store::open_code(&server.journal.db, "local", unix_now()).await.unwrap();
     let code = stored_code_digest(&server).await;
     let other_page = format!("http://127.0.0.1:{}", server.addr.port().wrapping_add(1));
-    for (path, fields) in [
-        ("/app/connect/code".to_string(), "route=local"),
-        ("/app/connect/close".into(), "route=local"),
-        ("/app/connections/mint".into(), "label=sneaky"),
-        (
-            format!("/app/connections/{}/grant", key.id),
-            "category=entities&scope=journal",
-        ),
-        (format!("/app/connections/{}/revoke", key.id), ""),
-    ] {
+    for (path, fields) in every_form(&key.id) {
         for form in [format!("csrf=wrong&{fields}"), fields.to_string()] {
             let reply = post_form(&server, &path, Some(&owner.secret), Some(&own_origin(&server)), &form).await;
             assert_eq!(reply.status, StatusCode::FORBIDDEN, "{path} {form}");
