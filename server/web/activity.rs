@@ -133,7 +133,7 @@ async fn gather(state: &AppState, owner: &Owner, query: &Query) -> Result<Activi
     let counts = activity::per_day(db, filter, days[0], last).await?;
 
     // Current connections first (by their current names), then any others the log remembers.
-    let current = summary::all(db).await?;
+    let current = summary::without_calls(db).await?;
     let mut known: Vec<(String, String)> = current
         .iter()
         .map(|s| (s.connection.id.clone(), s.connection.label.clone()))

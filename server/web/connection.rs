@@ -149,11 +149,7 @@ pub async fn set_grant(State(state): State<AppState>, Path(id): Path<String>, fo
             return render(&state, &form.owner, &id, None, Some(reason), StatusCode::BAD_REQUEST).await;
         }
     };
-    match summary::one(&state.journal.db, &id).await {
-        Ok(Some(_)) => {}
-        Ok(None) => return gone(),
-        Err(error) => return unavailable(error),
-    }
+    // `set_grant` answers NotFound for a connection that is gone (never made, or revoked meanwhile).
     let db = &state.journal.db;
     match connections::set_grant(db, &id, &choice.categories, choice.facet_ids.as_deref()).await {
         Ok(_) => Redirect::to(&format!("/app/connections/{id}?notice={}", Notice::GrantSaved.as_str())).into_response(),

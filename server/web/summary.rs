@@ -65,14 +65,23 @@ pub struct ConnectionRow {
     pub ended: bool,
 }
 
-/// Every connection: keys oldest first, then signed-in apps newest first.
+/// Every connection: keys oldest first, then signed-in apps newest first, with their calls.
 pub async fn all(db: &crate::db::Pool) -> Result<Vec<Summary>, AuthError> {
     let counts = audit::counts_by_connection(db).await?;
-    let calls = |id: &str| counts.get(id).copied().unwrap_or(0);
+    let mut out = without_calls(db).await?;
+    for summary in &mut out {
+        summary.calls = counts.get(&summary.connection.id).copied().unwrap_or(0);
+    }
+    Ok(out)
+}
+
+/// Every connection, in the same order, without counting its calls (which reads the whole audit
+/// index): for pages that only name connections.
+pub async fn without_calls(db: &crate::db::Pool) -> Result<Vec<Summary>, AuthError> {
     let mut out = Vec::new();
     for key in connections::list_keys(db).await? {
         out.push(Summary {
-            calls: calls(&key.id),
+            calls: 0,
             connection: key,
             client_id: None,
             route: "local".into(),
@@ -81,7 +90,7 @@ pub async fn all(db: &crate::db::Pool) -> Result<Vec<Summary>, AuthError> {
     }
     for entry in store::list_grants(db).await.map_err(oauth_failure)? {
         out.push(Summary {
-            calls: calls(&entry.connection.id),
+            calls: 0,
             connection: entry.connection,
             client_id: Some(entry.client_id),
             route: entry.route,
