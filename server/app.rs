@@ -9,6 +9,7 @@ use crate::mcp::listing::Listings;
 use crate::mcp::session::Sessions;
 use crate::oauth::client_metadata::Fetcher;
 use crate::oauth::store::RetryCache;
+use crate::routes::status::Board;
 
 /// Shared by all routes and requests.
 #[derive(Clone)]
@@ -25,6 +26,8 @@ pub struct AppState {
     pub credentials: Arc<CredentialCache>,
     /// `tools/list` answers, serialized once per shape of grant.
     pub listings: Arc<Listings>,
+    /// The routes beyond loopback that this server serves, for the owner app.
+    pub routes: Arc<Board>,
 }
 
 impl AppState {
@@ -40,6 +43,7 @@ impl AppState {
             audit,
             credentials,
             listings: Arc::default(),
+            routes: Arc::default(),
         }
     }
 }

@@ -16,8 +16,12 @@
 //! - `mcp`: JSON-RPC, sessions, the Streamable HTTP transport and the tools.
 //! - `oauth`: the authorization server (discovery, registration, consent, tokens) that lets agents sign in.
 //! - `web`: the owner app at `/app` (sign-in with a one-time link, the overview), on the local route only.
-//! - `routes`: one router per way of reaching the journal (loopback for now), with its Host rules.
-//! - `tls`: the LAN route's private certificate authority and the private address ranges it serves.
+//! - `routes`: one router per way of reaching the journal (loopback, LAN), with its Host rules, and
+//!   what each route is doing (`routes::status`).
+//! - `tls`: the LAN route's private certificate authority, the private address ranges it serves, and
+//!   a route's TLS settings with a certificate swapped without a restart.
+//! - `lan`: serving the LAN route: its listeners on this computer's private addresses, its leaf,
+//!   connection limits.
 //! - `server`: listeners, background upkeep, shutdown. `cli`: the commands people type.
 //!
 //! docs/ARCHITECTURE.md has the module map and the path of a request.
@@ -29,6 +33,7 @@ pub mod cli;
 pub mod config;
 pub mod db;
 pub mod journal;
+pub mod lan;
 pub mod mcp;
 pub mod oauth;
 pub mod routes;

@@ -2,7 +2,9 @@
 //!
 //! Connections are served by hyper directly rather than `axum::serve` because the limits an outsider
 //! must not exceed live at this level: how large the request head may be and how long a client may
-//! take to send it. A slow or oversized client costs one task, never the listener.
+//! take to send it. A slow or oversized client costs one task, never the listener. On a TLS route
+//! (`Gate::Tls`) the peer's address and the connection limits are checked before anything else,
+//! and the handshake runs in the connection's own task under the same deadline as a request head.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -16,11 +18,14 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::app::AppState;
+use crate::config::LanPlan;
 use crate::journal::Journal;
 use crate::journal::catalog::Depth;
+use crate::lan::limits::ConnectionLimiter;
 use crate::mcp::session::{Limits, Sessions};
 use crate::oauth::client_metadata::{Fetcher, HttpsFetcher};
 use crate::routes;
+use crate::tls::private_range;
 
 /// How often the catalog looks for files added or edited by hand.
 pub const SYNC_INTERVAL: Duration = Duration::from_secs(2);
@@ -55,15 +60,20 @@ impl Default for ConnectionLimits {
 /// A running server, for the CLI and for tests.
 pub struct Running {
     pub local_addr: SocketAddr,
+    /// The state its routes share (the LAN route's addresses are on `state.routes`).
+    pub state: AppState,
     shutdown: watch::Sender<bool>,
-    task: tokio::task::JoinHandle<()>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Running {
     /// Stops accepting, lets requests in flight finish (up to the drain limit), and waits.
     pub async fn stop(self) -> std::io::Result<()> {
         let _ = self.shutdown.send(true);
-        self.task.await.map_err(std::io::Error::other)
+        for task in self.tasks {
+            task.await.map_err(std::io::Error::other)?;
+        }
+        Ok(())
     }
 }
 
@@ -75,6 +85,8 @@ pub struct Options {
     pub fetcher: Arc<dyn Fetcher>,
     /// Every how many periodic syncs one checks every file, for edits made in place.
     pub full_sync_every: u64,
+    /// Where the LAN route listens, when it is on.
+    pub lan: Option<LanPlan>,
 }
 
 impl Default for Options {
@@ -83,39 +95,86 @@ impl Default for Options {
             limits: ConnectionLimits::default(),
             fetcher: Arc::new(HttpsFetcher::new()),
             full_sync_every: FULL_SYNC_EVERY,
+            lan: None,
         }
     }
 }
 
 /// Binds the local route and serves it until `stop`.
-pub async fn start(journal: Arc<Journal>, local_addr: SocketAddr) -> std::io::Result<Running> {
+pub async fn start(journal: Arc<Journal>, local_addr: SocketAddr) -> Result<Running, StartError> {
     start_with(journal, local_addr, Options::default()).await
 }
 
+/// Why the server did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("could not listen on {addr}: {source}")]
+    Listen { addr: SocketAddr, source: std::io::Error },
+    #[error("the LAN route could not start: {0}")]
+    Lan(#[from] crate::tls::ca::TlsError),
+}
+
 /// `start` with explicit options (tests use short deadlines and a fixture fetcher).
-pub async fn start_with(journal: Arc<Journal>, local_addr: SocketAddr, options: Options) -> std::io::Result<Running> {
+pub async fn start_with(
+    journal: Arc<Journal>,
+    local_addr: SocketAddr,
+    options: Options,
+) -> Result<Running, StartError> {
     let limits = options.limits;
-    let listener = TcpListener::bind(local_addr).await?;
-    let local_addr = listener.local_addr()?;
+    let listen_error = |source| StartError::Listen {
+        addr: local_addr,
+        source,
+    };
+    let listener = TcpListener::bind(local_addr).await.map_err(listen_error)?;
+    let local_addr = listener.local_addr().map_err(listen_error)?;
     let state = AppState::new(journal, Sessions::new(Limits::default()), options.fetcher);
     let router = routes::local::router(state.clone(), local_addr);
     let (shutdown, signal) = watch::channel(false);
-    spawn_upkeep(state, shutdown.subscribe(), options.full_sync_every.max(1));
-    let task = tokio::spawn(accept_loop(listener, router, limits, signal));
+    let mut tasks = Vec::new();
+    if let Some(plan) = options.lan {
+        tasks.push(crate::lan::start(state.clone(), plan, limits, shutdown.subscribe()).await?);
+    }
+    spawn_upkeep(state.clone(), shutdown.subscribe(), options.full_sync_every.max(1));
+    tasks.push(tokio::spawn(accept_loop(listener, router, limits, signal, Gate::Plain)));
     Ok(Running {
         local_addr,
+        state,
         shutdown,
-        task,
+        tasks,
     })
 }
 
-async fn accept_loop(
+/// What stands between an accepted socket and HTTP.
+#[derive(Clone)]
+pub(crate) enum Gate {
+    /// Loopback: plain HTTP (the Host guard of the local route does the rest).
+    Plain,
+    /// A TLS route: private peers only, connection limits, then the handshake.
+    Tls {
+        acceptor: tokio_rustls::TlsAcceptor,
+        limiter: ConnectionLimiter,
+    },
+}
+
+fn http(limits: ConnectionLimits) -> http1::Builder {
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.head_deadline)
+        .max_buf_size(limits.max_head_bytes)
+        .keep_alive(true);
+    builder
+}
+
+pub(crate) async fn accept_loop(
     listener: TcpListener,
     router: axum::Router,
     limits: ConnectionLimits,
     mut stop: watch::Receiver<bool>,
+    gate: Gate,
 ) {
     let graceful = GracefulShutdown::new();
+    let http = http(limits);
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -131,18 +190,40 @@ async fn accept_loop(
             }
         };
         let _ = stream.set_nodelay(true);
-        let connection = http1::Builder::new()
-            .timer(TokioTimer::new())
-            .header_read_timeout(limits.head_deadline)
-            .max_buf_size(limits.max_head_bytes)
-            .keep_alive(true)
-            .serve_connection(TokioIo::new(stream), with_peer(router.clone(), peer));
-        let connection = graceful.watch(connection);
-        tokio::spawn(async move {
-            // Errors here are a client's doing (a reset, a timeout, a malformed head) and are
-            // already answered or closed by hyper; they are not the server's to report.
-            let _ = connection.await;
-        });
+        let service = with_peer(router.clone(), peer);
+        match &gate {
+            Gate::Plain => {
+                let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+                tokio::spawn(async move {
+                    // Errors here are a client's doing (a reset, a timeout, a malformed head) and are
+                    // already answered or closed by hyper; they are not the server's to report.
+                    let _ = connection.await;
+                });
+            }
+            Gate::Tls { acceptor, limiter } => {
+                // Refused before the handshake: a peer that is not on a private network, or one
+                // more connection than the limits allow. Dropping the socket closes it.
+                if !private_range::peer_allowed(peer.ip()) {
+                    tracing::debug!(%peer, "refused a connection from outside the private ranges");
+                    continue;
+                }
+                let Ok(admission) = limiter.admit(peer.ip()) else {
+                    tracing::debug!(%peer, "refused a connection over the connection limits");
+                    continue;
+                };
+                let (acceptor, watcher, http) = (acceptor.clone(), graceful.watcher(), http.clone());
+                tokio::spawn(async move {
+                    let _admission = admission;
+                    let Ok(Ok(stream)) = tokio::time::timeout(limits.head_deadline, acceptor.accept(stream)).await
+                    else {
+                        return;
+                    };
+                    let _ = watcher
+                        .watch(http.serve_connection(TokioIo::new(stream), service))
+                        .await;
+                });
+            }
+        }
     }
     drop(listener);
     if tokio::time::timeout(limits.drain, graceful.shutdown()).await.is_err() {

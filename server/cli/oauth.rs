@@ -8,9 +8,10 @@ use clap::Subcommand;
 use crate::journal::Journal;
 use crate::journal::day::{format_timestamp, unix_now};
 use crate::oauth::{pairing, store};
+use crate::{config, routes};
 
-/// The routes sign-in can be opened on (more arrive with the routes work).
-const ROUTES: [&str; 1] = ["local"];
+/// The routes sign-in can be opened on.
+const ROUTES: [&str; 2] = [routes::LOCAL, routes::LAN];
 
 #[derive(Debug, Subcommand)]
 pub enum PairingCommand {
@@ -49,6 +50,10 @@ pub async fn pairing(journal: &Arc<Journal>, command: PairingCommand) -> anyhow:
     match command {
         PairingCommand::Generate { route } => {
             check_route(&route)?;
+            // A code for a route that is off would wait for a sign-in that cannot arrive.
+            if route == routes::LAN && config::lan_plan(&config::read_file(journal.root())?)?.is_none() {
+                bail!("the lan route is off: turn it on with `journal route enable lan` and restart `journal serve`");
+            }
             let code = store::open_code(&journal.db, &route, unix_now()).await.map_err(plain)?;
             println!(
                 "Sign-in is open on the {route} route for {} minutes. Type this code on the consent page when your agent asks:",

@@ -1,17 +1,34 @@
-//! `journal route ...`: the ways of reaching the journal. So far `route ca`, the LAN route's
-//! certificate authority, which the owner installs on the devices that will connect over the home
-//! network or VPN. (Turning routes on and off arrives with their listeners.)
+//! `journal route ...`: the ways of reaching the journal. `list` shows each route (on or off, where
+//! it serves, its certificate, its last error); `enable` and `disable` change `journal.toml`, which
+//! the server reads when it starts; `ca` prints the LAN route's certificate authority, which the
+//! owner installs on the devices that connect over the home network or VPN.
 
+use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 
+use anyhow::bail;
 use clap::Subcommand;
 
 use super::open_for_access;
-use crate::journal::day::unix_now;
+use crate::config::{self, LanPlan};
+use crate::journal::day::{format_timestamp, unix_now};
+use crate::lan::addresses;
+use crate::routes::status::{self, RouteStatus};
+use crate::routes::{LAN, LOCAL, Route};
 use crate::tls::ca::PrivateCa;
 
 #[derive(Debug, Subcommand)]
 pub enum RouteCommand {
+    /// Show every route: on or off, where it serves, its certificate and its last error.
+    List,
+    /// Turn a route on (it serves from the next start of `journal serve`).
+    #[command(subcommand)]
+    Enable(EnableRoute),
+    /// Turn a route off (from the next start of `journal serve`).
+    Disable {
+        /// The route: lan.
+        name: String,
+    },
     /// Print the LAN route's CA certificate and its SHA-256 fingerprint (made on first use).
     Ca {
         /// Print only the certificate, in PEM, to save as a file (`> journal-ca.pem`).
@@ -20,13 +37,25 @@ pub enum RouteCommand {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub enum EnableRoute {
+    /// HTTPS on this computer's private addresses (home network, office, VPN), port 7660.
+    Lan {
+        /// Serve only this private address and port (IP:PORT) instead of every private address.
+        #[arg(long, value_name = "IP:PORT")]
+        addr: Option<String>,
+    },
+}
+
 pub async fn run(dir: &Path, command: RouteCommand) -> anyhow::Result<()> {
     // Opening checks that this is a journal folder (and makes one), as every command does.
-    open_for_access(dir).await?;
+    let journal = open_for_access(dir).await?;
     match command {
+        RouteCommand::List => list(dir, &journal.db).await,
+        RouteCommand::Enable(EnableRoute::Lan { addr }) => enable_lan(dir, addr).await,
+        RouteCommand::Disable { name } => disable(dir, &name),
         RouteCommand::Ca { pem } => {
-            let root = dir.to_path_buf();
-            let ca = tokio::task::spawn_blocking(move || PrivateCa::load_or_create(&root, unix_now())).await??;
+            let ca = load_ca(dir).await?;
             if pem {
                 print!("{}", ca.pem());
             } else {
@@ -38,7 +67,196 @@ pub async fn run(dir: &Path, command: RouteCommand) -> anyhow::Result<()> {
                 println!();
                 print!("{}", ca.pem());
             }
+            Ok(())
         }
     }
+}
+
+async fn load_ca(dir: &Path) -> anyhow::Result<PrivateCa> {
+    let root = dir.to_path_buf();
+    Ok(tokio::task::spawn_blocking(move || PrivateCa::load_or_create(&root, unix_now())).await??)
+}
+
+async fn enable_lan(dir: &Path, addr: Option<String>) -> anyhow::Result<()> {
+    // Checked here for a message about the flag; `edit` checks the whole file again.
+    let addr = addr.as_deref().map(config::lan_addr).transpose()?;
+    config::edit(dir, |doc| {
+        let lan = config::section(doc, "lan");
+        lan.insert("enabled", toml_edit::value(true));
+        match addr {
+            Some(addr) => lan.insert("addr", toml_edit::value(addr.to_string())),
+            None => lan.remove("addr"),
+        };
+    })?;
+    // The CA is made now, so that its fingerprint is known (and can be installed) before the
+    // route first serves.
+    let ca = load_ca(dir).await?;
+    println!("The LAN route is on. Restart `journal serve` for it to take effect; it will serve at:");
+    match addr {
+        Some(addr) => println!("  {}", Route::lan(addr).mcp_url()),
+        None => {
+            let ips = addresses::current()
+                .map(|found| addresses::choose(&found))
+                .unwrap_or_default();
+            if ips.is_empty() {
+                println!(
+                    "  every private address of this computer, port {} (it has none right now)",
+                    config::DEFAULT_LAN_PORT
+                );
+            }
+            for ip in ips {
+                println!("  {}", lan_url(ip, config::DEFAULT_LAN_PORT));
+            }
+        }
+    }
+    println!("Install its certificate authority on the devices that connect (`journal route ca`, or");
+    println!(
+        "the owner app's Connect page) and check the fingerprint: SHA-256 {}",
+        ca.fingerprint()
+    );
+    println!("Agents there sign in with a pairing code: `journal mcp pairing generate --route lan`.");
     Ok(())
+}
+
+fn disable(dir: &Path, name: &str) -> anyhow::Result<()> {
+    match name {
+        LAN => {
+            config::edit(dir, |doc| {
+                config::section(doc, "lan").insert("enabled", toml_edit::value(false));
+            })?;
+            println!("The LAN route is off from the next start of `journal serve` (restart it now to stop serving).");
+            Ok(())
+        }
+        LOCAL => bail!(
+            "the local route cannot be turned off: it is how the owner's own tools and the owner app reach the journal"
+        ),
+        other => bail!("unknown route \"{other}\": the route that can be turned off is lan"),
+    }
+}
+
+fn lan_url(ip: IpAddr, port: u16) -> String {
+    Route::lan(SocketAddr::new(ip, port)).mcp_url()
+}
+
+async fn list(dir: &Path, db: &crate::db::Pool) -> anyhow::Result<()> {
+    let settings = config::read_file(dir)?;
+    let local = config::local_addr(None, &settings)?;
+    println!("local   on   {}", Route::local(local).mcp_url());
+    println!("             keys and sign-ins; loopback only, so no certificate");
+    let lan = config::lan_plan(&settings)?;
+    let recorded = status::read(db, LAN).await?;
+    for line in lan_lines(lan, recorded.as_ref()) {
+        println!("{line}");
+    }
+    if lan.is_some() {
+        let ca = load_ca(dir).await?;
+        println!(
+            "             certificate authority: {}, SHA-256 {}",
+            ca.name(),
+            ca.fingerprint()
+        );
+    }
+    Ok(())
+}
+
+/// The LAN route's lines of `route list`: from the settings and what the server last recorded.
+fn lan_lines(plan: Option<LanPlan>, recorded: Option<&RouteStatus>) -> Vec<String> {
+    let pad = "             ";
+    let mut lines = Vec::new();
+    let Some(plan) = plan else {
+        lines.push("lan     off  turn it on with `journal route enable lan`".to_string());
+        return lines;
+    };
+    let planned = match plan {
+        LanPlan::One(addr) => Route::lan(addr).mcp_url(),
+        LanPlan::Every { port } => format!("every private address of this computer, port {port}"),
+    };
+    match recorded.filter(|r| r.serving && !r.addresses.is_empty()) {
+        Some(serving) => {
+            for (i, addr) in serving.addresses.iter().enumerate() {
+                let head = if i == 0 { "lan     on   " } else { pad };
+                lines.push(format!("{head}https://{addr}/mcp"));
+            }
+            lines.push(format!("{pad}serving as of {}", format_timestamp(serving.updated_at)));
+            if let Some(cert) = &serving.certificate {
+                lines.push(format!(
+                    "{pad}certificate: issued by {}, expires {}",
+                    cert.issuer,
+                    format_timestamp(cert.not_after)
+                ));
+                lines.push(format!("{pad}  SHA-256 {}", cert.fingerprint));
+            }
+        }
+        None => {
+            lines.push(format!("lan     on   {planned}"));
+            lines.push(format!(
+                "{pad}not serving: start `journal serve`{}",
+                if recorded.is_some_and(|r| r.error.is_some()) {
+                    " (see the last error)"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    let last = recorded
+        .and_then(|r| r.error.as_ref())
+        .map(|(error, at)| format!("{} {error}", format_timestamp(*at)))
+        .unwrap_or_else(|| "none".into());
+    lines.push(format!("{pad}last error: {last}"));
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::routes::status::Certificate;
+
+    #[test]
+    fn lan_lines_say_what_the_route_does() {
+        let off = lan_lines(None, None);
+        assert_eq!(off, ["lan     off  turn it on with `journal route enable lan`"]);
+        let every = LanPlan::Every { port: 7660 };
+        let never_started = lan_lines(Some(every), None).join("\n");
+        assert!(never_started.contains("every private address of this computer, port 7660"));
+        assert!(never_started.contains("not serving: start `journal serve`"));
+        assert!(never_started.contains("last error: none"));
+        let serving = RouteStatus {
+            route: "lan".into(),
+            serving: true,
+            addresses: vec!["10.0.0.2:7660".into(), "[fd00::2]:7660".into()],
+            certificate: Some(Certificate {
+                issuer: "journal private CA 0a0b0c0d".into(),
+                not_after: 1_800_000_000,
+                fingerprint: "AB:CD".into(),
+            }),
+            error: Some(("could not listen on 10.0.0.9:7660".into(), 1_700_000_000)),
+            updated_at: 1_700_000_100,
+        };
+        let text = lan_lines(Some(every), Some(&serving)).join("\n");
+        assert!(
+            text.starts_with("lan     on   https://10.0.0.2:7660/mcp\n             https://[fd00::2]:7660/mcp"),
+            "{text}"
+        );
+        assert!(
+            text.contains("issued by journal private CA 0a0b0c0d, expires 2027-01-15T08:00:00Z"),
+            "{text}"
+        );
+        assert!(text.contains("SHA-256 AB:CD"));
+        assert!(
+            text.contains("last error: 2023-11-14T22:13:20Z could not listen on 10.0.0.9:7660"),
+            "{text}"
+        );
+        let stopped = RouteStatus {
+            serving: false,
+            addresses: vec![],
+            ..serving
+        };
+        let text = lan_lines(Some(LanPlan::One("10.0.0.2:7660".parse().unwrap())), Some(&stopped)).join("\n");
+        assert!(text.contains("lan     on   https://10.0.0.2:7660/mcp\n"), "{text}");
+        assert!(
+            text.contains("not serving: start `journal serve` (see the last error)"),
+            "{text}"
+        );
+    }
 }

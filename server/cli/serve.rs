@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 use clap::Args;
 
 /// Prints a line to stdout, ignoring a closed stdout: a server must not die because whoever started
@@ -20,6 +20,8 @@ use crate::auth::{Category, connections};
 use crate::config;
 use crate::journal::day::Day;
 use crate::journal::{Journal, demo};
+use crate::routes::Route;
+use crate::server::{Running, StartError};
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -40,6 +42,7 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
     };
     let settings = config::read_file(&dir)?;
     let addr = config::local_addr(args.local_addr.as_deref(), &settings)?;
+    let lan = config::lan_plan(&settings)?;
     let journal = if args.demo {
         let options = demo::DemoOptions {
             days: 14,
@@ -55,11 +58,22 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
         // it was left.
         super::open_for_access(&dir).await?
     };
-    let running = crate::server::start(journal.clone(), addr).await.with_context(|| {
-        format!("could not listen on {addr} (is another journal already serving there? pick another with --local-addr)")
-    })?;
+    let options = crate::server::Options {
+        lan,
+        ..Default::default()
+    };
+    let running = match crate::server::start_with(journal.clone(), addr, options).await {
+        Ok(running) => running,
+        Err(error @ StartError::Listen { .. }) => {
+            bail!("{error} (is another journal already serving there? pick another with --local-addr)")
+        }
+        Err(error) => bail!("{error}; fix it, or turn the route off with `journal route disable lan`"),
+    };
     let url = format!("http://{}/mcp", running.local_addr);
     say!("serving {} at {url}", journal.root().display());
+    if lan.is_some() {
+        print_lan(&running);
+    }
     if args.demo {
         let (connection, key) = connections::create_key(&journal.db, "demo").await?;
         connections::set_grant(
@@ -90,6 +104,22 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
             .with_context(|| format!("could not remove the demo journal {}", dir.display()))?;
     }
     Ok(())
+}
+
+/// Where the LAN route serves, or why it does not yet (it keeps trying).
+fn print_lan(running: &Running) {
+    match running.state.routes.lan() {
+        Some(lan) if !lan.addresses.is_empty() => {
+            for addr in &lan.addresses {
+                say!("the LAN route serves at {}", Route::lan(*addr).mcp_url());
+            }
+            say!(
+                "  its certificate authority: SHA-256 {} (`journal route ca`)",
+                lan.ca_fingerprint
+            );
+        }
+        _ => say!("the LAN route is not serving yet: `journal route list` says why; it tries again every 30 seconds"),
+    }
 }
 
 fn demo_dir() -> anyhow::Result<PathBuf> {

@@ -5,107 +5,29 @@
 //! loopback Host with this listener's port, and a present Origin must be a loopback origin.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
+use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, header};
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Extension, Router};
-use serde_json::json;
+use axum::response::Response;
 
-use super::Route;
+use super::{Route, endpoints, forbidden};
 use crate::app::AppState;
-use crate::mcp::transport;
-use crate::oauth::{authorize, discovery, register, revoke, token};
 
-/// The router of the local route, for a listener bound to `address`.
+/// The router of the local route, for a listener bound to `address`: every route's endpoints and
+/// the owner app.
 pub fn router(state: AppState, address: SocketAddr) -> Router {
     let port = address.port();
-    // Endpoints that browser-based clients call from their own page: CORS, with preflight.
-    let cors = Router::new()
-        .route(
-            "/mcp",
-            post(transport::post)
-                .delete(transport::delete)
-                .options(preflight)
-                .fallback(transport::method_not_allowed),
-        )
-        .route(
-            "/.well-known/oauth-protected-resource",
-            get(discovery::protected_resource).options(preflight),
-        )
-        .route(
-            "/.well-known/oauth-protected-resource/mcp",
-            get(discovery::protected_resource).options(preflight),
-        )
-        .route(
-            "/.well-known/oauth-authorization-server",
-            get(discovery::authorization_server).options(preflight),
-        )
-        .route(
-            "/.well-known/openid-configuration",
-            get(discovery::authorization_server).options(preflight),
-        )
-        .route("/token", post(token::token).options(preflight))
-        .route("/register", post(register::register).options(preflight))
-        .route("/revoke", post(revoke::revoke).options(preflight))
-        .layer(middleware::map_response(allow_any_origin));
-    Router::new()
-        .route("/authorize", get(authorize::start).post(authorize::decide))
-        .merge(crate::web::router())
-        .merge(cors)
-        .fallback(not_found)
-        .layer(Extension(Arc::new(Route::local(address))))
+    endpoints(Route::local(address), crate::web::router())
         .layer(middleware::from_fn_with_state(port, guard))
         .with_state(state)
-}
-
-/// CORS preflight: any origin the guard let through may call with these headers.
-async fn preflight() -> Response {
-    let mut response = StatusCode::NO_CONTENT.into_response();
-    let headers = response.headers_mut();
-    headers.insert(
-        header::ACCESS_CONTROL_ALLOW_METHODS,
-        HeaderValue::from_static("GET, POST, DELETE, OPTIONS"),
-    );
-    headers.insert(
-        header::ACCESS_CONTROL_ALLOW_HEADERS,
-        HeaderValue::from_static("authorization, content-type, mcp-protocol-version, mcp-session-id"),
-    );
-    headers.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));
-    response
-}
-
-async fn allow_any_origin(mut response: Response) -> Response {
-    let headers = response.headers_mut();
-    headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
-    headers.insert(
-        header::ACCESS_CONTROL_EXPOSE_HEADERS,
-        HeaderValue::from_static("mcp-session-id, www-authenticate"),
-    );
-    response
-}
-
-async fn not_found() -> Response {
-    (
-        StatusCode::NOT_FOUND,
-        [(header::CONTENT_TYPE, "application/json")],
-        json!({"error": "not_found", "error_description": "nothing is served here; MCP is at /mcp"}).to_string(),
-    )
-        .into_response()
 }
 
 async fn guard(State(port): State<u16>, request: Request, next: Next) -> Response {
     match check(request.headers(), port) {
         Ok(()) => next.run(request).await,
-        Err((error, description)) => (
-            StatusCode::FORBIDDEN,
-            [(header::CONTENT_TYPE, "application/json")],
-            json!({ "error": error, "error_description": description }).to_string(),
-        )
-            .into_response(),
+        Err((error, description)) => forbidden(error, description),
     }
 }
 

@@ -1,20 +1,39 @@
 //! Routes: the ways of reaching the journal. Each has a router, Host rules and its own origin, which
-//! is the issuer of its sign-ins and the base of its resource. Only the loopback route exists so far;
-//! the LAN and own-domain routes arrive with their own listeners and certificates.
+//! is the issuer of its sign-ins and the base of its resource: `local` (loopback, plain HTTP, keys and
+//! sign-ins) and `lan` (the owner's private network or VPN, HTTPS from the journal's own CA, sign-ins
+//! only). The endpoints themselves are the same on every route (`endpoints`); what differs is the
+//! guard in front of them and whether the owner app is mounted.
 
+pub mod lan;
 pub mod local;
+pub mod status;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Extension, Router};
+use serde_json::json;
+
+use crate::app::AppState;
+use crate::mcp::transport;
+use crate::oauth::{authorize, discovery, register, revoke, token};
+
+/// The local route's name.
+pub const LOCAL: &str = "local";
+/// The LAN route's name.
+pub const LAN: &str = "lan";
 
 /// One route, as its handlers need to know it.
 #[derive(Debug, Clone)]
 pub struct Route {
-    /// `local`, later `lan` or `domain`: grants, tokens and pairing codes are bound to it.
+    /// `local` or `lan` (later `domain`): grants, tokens and pairing codes are bound to it.
     pub name: &'static str,
     pub port: u16,
     /// The address the route's listener is bound to (its port is `port`).
@@ -24,20 +43,52 @@ pub struct Route {
 impl Route {
     pub fn local(address: SocketAddr) -> Route {
         Route {
-            name: "local",
+            name: LOCAL,
             port: address.port(),
             address,
+        }
+    }
+
+    /// The LAN route as served on one of its addresses.
+    pub fn lan(address: SocketAddr) -> Route {
+        Route {
+            name: LAN,
+            port: address.port(),
+            address,
+        }
+    }
+
+    fn secure(&self) -> bool {
+        self.name != LOCAL
+    }
+
+    /// The origin at the bound address: `http://127.0.0.1:7659`, `https://192.168.1.20:7660`,
+    /// `https://[fd00::1]:7660`; the port is left out where it is the scheme's own.
+    pub fn bound_origin(&self) -> String {
+        let (scheme, default_port) = if self.secure() { ("https", 443) } else { ("http", 80) };
+        if self.port == default_port {
+            let host = match self.address {
+                SocketAddr::V4(v4) => v4.ip().to_string(),
+                SocketAddr::V6(v6) => format!("[{}]", v6.ip()),
+            };
+            format!("{scheme}://{host}")
+        } else {
+            format!("{scheme}://{}", self.address)
         }
     }
 
     /// The MCP endpoint's URL at the bound address, as the owner's pages show it to paste into an
     /// agent (`http://127.0.0.1:7659/mcp`, or `http://[::1]:7659/mcp` on IPv6 loopback).
     pub fn mcp_url(&self) -> String {
-        format!("http://{}/mcp", self.address)
+        format!("{}/mcp", self.bound_origin())
     }
 
-    /// Every origin this route answers under. On loopback a client may use any of the three names.
+    /// Every origin this route answers under. On loopback a client may use any of the three names;
+    /// the LAN route answers only at its own address.
     pub fn origins(&self) -> Vec<String> {
+        if self.secure() {
+            return vec![self.bound_origin()];
+        }
         ["127.0.0.1", "localhost", "[::1]"]
             .iter()
             .map(|host| format!("http://{host}:{}", self.port))
@@ -47,6 +98,9 @@ impl Route {
     /// The origin a request used, from its (already checked) Host header: discovery documents name
     /// the origin the client actually reached, as RFC 8414 requires of the issuer.
     pub fn origin(&self, headers: &HeaderMap) -> String {
+        if self.secure() {
+            return self.bound_origin();
+        }
         let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
         if local::host_allowed(host, self.port) {
             format!("http://{}", host.to_ascii_lowercase())
@@ -57,8 +111,93 @@ impl Route {
 
     /// Whether minted keys work here (only on the owner's own computer).
     pub fn accepts_keys(&self) -> bool {
-        self.name == "local"
+        self.name == LOCAL
     }
+}
+
+/// The endpoints every route serves (MCP, discovery, registration, consent, tokens) and the route's
+/// own (`extra`), all told which route they are on. Endpoints that browser-based clients call from
+/// their own page answer CORS, with preflight.
+pub fn endpoints(route: Route, extra: Router<AppState>) -> Router<AppState> {
+    let cors = Router::new()
+        .route(
+            "/mcp",
+            post(transport::post)
+                .delete(transport::delete)
+                .options(preflight)
+                .fallback(transport::method_not_allowed),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource",
+            get(discovery::protected_resource).options(preflight),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/mcp",
+            get(discovery::protected_resource).options(preflight),
+        )
+        .route(
+            "/.well-known/oauth-authorization-server",
+            get(discovery::authorization_server).options(preflight),
+        )
+        .route(
+            "/.well-known/openid-configuration",
+            get(discovery::authorization_server).options(preflight),
+        )
+        .route("/token", post(token::token).options(preflight))
+        .route("/register", post(register::register).options(preflight))
+        .route("/revoke", post(revoke::revoke).options(preflight))
+        .layer(middleware::map_response(allow_any_origin));
+    Router::new()
+        .route("/authorize", get(authorize::start).post(authorize::decide))
+        .merge(cors)
+        .merge(extra)
+        .fallback(not_found)
+        .layer(Extension(Arc::new(route)))
+}
+
+/// A guard's refusal: 403 with a JSON error and a description.
+pub fn forbidden(error: &str, description: &str) -> Response {
+    (
+        StatusCode::FORBIDDEN,
+        [(header::CONTENT_TYPE, "application/json")],
+        json!({ "error": error, "error_description": description }).to_string(),
+    )
+        .into_response()
+}
+
+/// CORS preflight: any origin the guard let through may call with these headers.
+async fn preflight() -> Response {
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("GET, POST, DELETE, OPTIONS"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static("authorization, content-type, mcp-protocol-version, mcp-session-id"),
+    );
+    headers.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));
+    response
+}
+
+async fn allow_any_origin(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+    headers.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static("mcp-session-id, www-authenticate"),
+    );
+    response
+}
+
+async fn not_found() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        [(header::CONTENT_TYPE, "application/json")],
+        json!({"error": "not_found", "error_description": "nothing is served here; MCP is at /mcp"}).to_string(),
+    )
+        .into_response()
 }
 
 /// The address a request came from, for per-source quotas; `unknown` when the server did not record
@@ -75,5 +214,31 @@ impl<S: Send + Sync> FromRequestParts<S> for Source {
             .get::<ConnectInfo<SocketAddr>>()
             .map(|info| info.0.ip().to_string());
         Ok(Source(ip.unwrap_or_else(|| "unknown".into())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_of_each_route() {
+        let local = Route::local("127.0.0.1:7659".parse().unwrap());
+        assert_eq!(local.mcp_url(), "http://127.0.0.1:7659/mcp");
+        assert_eq!(local.origins().len(), 3);
+        assert!(local.accepts_keys());
+        let lan = Route::lan("192.168.1.20:7660".parse().unwrap());
+        assert_eq!(lan.mcp_url(), "https://192.168.1.20:7660/mcp");
+        assert_eq!(lan.origins(), ["https://192.168.1.20:7660"]);
+        assert_eq!(lan.origin(&HeaderMap::new()), "https://192.168.1.20:7660");
+        assert!(!lan.accepts_keys());
+        let v6 = Route::lan("[fd00::1]:7660".parse().unwrap());
+        assert_eq!(v6.mcp_url(), "https://[fd00::1]:7660/mcp");
+        let standard = Route::lan("[fd00::1]:443".parse().unwrap());
+        assert_eq!(standard.bound_origin(), "https://[fd00::1]");
+        assert_eq!(
+            Route::lan("10.1.2.3:443".parse().unwrap()).bound_origin(),
+            "https://10.1.2.3"
+        );
     }
 }

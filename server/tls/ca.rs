@@ -86,6 +86,7 @@ impl PrivateCa {
             move |source| TlsError::Io { path, source }
         };
         fsio::create_dir_all_durable(&dir).map_err(io(&dir))?;
+        tighten(&dir, 0o700).map_err(io(&dir))?;
         let key = match std::fs::read_to_string(&key_path) {
             Ok(pem) => KeyPair::from_pem(&pem)
                 .map_err(|e| TlsError::Refused(format!("{}: not a key this journal made: {e}", key_path.display())))?,
@@ -117,6 +118,7 @@ impl PrivateCa {
             }
             Err(error) => return Err(io(&cert_path)(error)),
         };
+        tighten(&key_path, 0o600).map_err(io(&key_path))?;
         // The file must be a certificate, and this key's: it is what `journal route ca` prints and
         // what devices install.
         use rcgen::PublicKeyData;
@@ -144,6 +146,11 @@ impl PrivateCa {
 
     pub fn der(&self) -> &[u8] {
         &self.cert_der
+    }
+
+    /// The CA's name, as devices list it among their trusted authorities.
+    pub fn name(&self) -> String {
+        ca_name(&self.key)
     }
 
     /// The SHA-256 fingerprint of the CA certificate, as devices show it (`AB:CD:...`).
@@ -200,6 +207,23 @@ impl PrivateCa {
     }
 }
 
+/// Takes away what others may do with the CA's folder or key, should a copy or a restore from a
+/// backup have widened its mode: the key signs for every device that trusts the CA.
+fn tighten(path: &Path, mode: u32) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let current = std::fs::metadata(path)?.permissions().mode() & 0o777;
+        if current & !mode != 0 {
+            tracing::warn!(path = %path.display(), "others could read the LAN CA's files; made them private again");
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, mode);
+    Ok(())
+}
+
 /// Whether the route needs a new leaf: its addresses changed, or fewer than 7 days remain.
 pub fn needs_reissue(leaf_ips: &[IpAddr], current_ips: &[IpAddr], not_after: i64, now: i64) -> bool {
     let canonical = |ips: &[IpAddr]| -> Vec<IpAddr> { ips.iter().map(|ip| private_range::canonical(*ip)).collect() };
@@ -221,22 +245,25 @@ pub fn fingerprint(der: &[u8]) -> String {
         .join(":")
 }
 
-/// The CA's parameters. Its name carries a digest of its public key, so two journals' CAs are
-/// told apart in a device's list of trusted authorities; everything but the dates is derived from
-/// the key, so the same parameters name the issuer of every leaf.
-fn ca_params(key: &KeyPair, now: i64) -> Result<CertificateParams, TlsError> {
+/// The CA's common name: `journal private CA` and the first bytes of a digest of its public key.
+fn ca_name(key: &KeyPair) -> String {
     use rcgen::PublicKeyData;
     let id: String = Sha256::digest(key.subject_public_key_info())
         .iter()
         .take(4)
         .map(|b| format!("{b:02x}"))
         .collect();
+    format!("journal private CA {id}")
+}
+
+/// The CA's parameters. Its name carries a digest of its public key, so two journals' CAs are
+/// told apart in a device's list of trusted authorities; everything but the dates is derived from
+/// the key, so the same parameters name the issuer of every leaf.
+fn ca_params(key: &KeyPair, now: i64) -> Result<CertificateParams, TlsError> {
     let mut params = CertificateParams::default();
     params.distinguished_name = DistinguishedName::new();
     params.distinguished_name.push(DnType::OrganizationName, "journal");
-    params
-        .distinguished_name
-        .push(DnType::CommonName, format!("journal private CA {id}"));
+    params.distinguished_name.push(DnType::CommonName, ca_name(key));
     params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
     params.key_usages = vec![
         KeyUsagePurpose::KeyCertSign,
@@ -340,6 +367,14 @@ mod tests {
         let again = PrivateCa::load_or_create(dir.path(), NOW + DAY).unwrap();
         assert_eq!(again.fingerprint(), ca.fingerprint(), "the same CA, not a new one");
         assert!(!format!("{again:?}").contains("PRIVATE KEY"));
+
+        // Modes widened by a copy or a restore are narrowed again on load.
+        let key_path = folder(dir.path()).join("ca-key.pem");
+        std::fs::set_permissions(&key_path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::set_permissions(folder(dir.path()), std::fs::Permissions::from_mode(0o755)).unwrap();
+        PrivateCa::load_or_create(dir.path(), NOW).unwrap();
+        assert_eq!(mode(&key_path), 0o600);
+        assert_eq!(mode(&folder(dir.path())), 0o700);
 
         // A lost certificate is made again from the kept key, and still signs verifiable leaves.
         std::fs::remove_file(folder(dir.path()).join("ca.pem")).unwrap();

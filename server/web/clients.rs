@@ -23,9 +23,11 @@ fn public(route: &str) -> bool {
 
 /// The clients, in the order the page lists them, for a route and its MCP address.
 pub fn for_route(route: &str, address: &str) -> Vec<ClientSetup> {
-    let hosted = (!public(route)).then_some(
-        "It connects from the internet, so it needs your own-domain route; this route answers only on this computer.",
-    );
+    let hosted = (!public(route)).then_some(if route == "lan" {
+        "It connects from the internet, so it needs your own-domain route; this route answers only on your own network."
+    } else {
+        "It connects from the internet, so it needs your own-domain route; this route answers only on this computer."
+    });
     vec![
         ClientSetup {
             name: "Claude Code",
@@ -128,6 +130,9 @@ mod tests {
                 .all(|client| client.unavailable.is_none())
         );
         assert_eq!(local[0].add, format!("claude mcp add --transport http journal {LOCAL}"));
+        let lan = for_route("lan", "https://192.168.1.20:7660/mcp");
+        let why = lan.iter().find(|c| c.name == "ChatGPT").unwrap().unavailable.unwrap();
+        assert!(why.contains("your own network"), "{why}");
     }
 
     #[test]

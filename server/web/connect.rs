@@ -20,39 +20,81 @@ use crate::auth::AuthError;
 use crate::journal::day::{format_timestamp, unix_now};
 use crate::oauth::form::Params;
 use crate::oauth::{pages, pairing, store};
-use crate::routes::Route;
+use crate::routes::status::LanView;
+use crate::routes::{self, Route};
 
 /// One route the owner can pick.
 pub struct RouteChoice {
     pub name: &'static str,
     pub title: &'static str,
-    pub description: &'static str,
-    /// Whether the route is set up on this journal (only the local route so far).
+    pub description: String,
+    /// Whether this server serves the route (it can be picked).
     pub ready: bool,
 }
 
-/// The routes in the order the page lists them.
-fn route_choices() -> Vec<RouteChoice> {
+/// The routes in the order the page lists them, as this server serves them.
+fn route_choices(lan: Option<&LanView>) -> Vec<RouteChoice> {
+    let lan_description = match lan {
+        None => "HTTPS with a certificate from your journal's own authority. Off: turn it on with `journal route enable lan`.".into(),
+        Some(lan) if lan.addresses.is_empty() => {
+            "On, but this computer has no private address right now (no Wi-Fi, Ethernet or VPN).".into()
+        }
+        Some(_) => "For agents on your other devices at home or over your VPN: HTTPS with your journal's own authority.".into(),
+    };
     vec![
         RouteChoice {
-            name: "local",
+            name: routes::LOCAL,
             title: "On this computer",
-            description: "For agents that run here: Claude Code, Codex, Gemini CLI, scripts.",
+            description: "For agents that run here: Claude Code, Codex, Gemini CLI, scripts.".into(),
             ready: true,
         },
         RouteChoice {
-            name: "lan",
+            name: routes::LAN,
             title: "On your Wi-Fi or VPN",
-            description: "HTTPS with a certificate from your journal's own authority. Not set up on this journal.",
-            ready: false,
+            description: lan_description,
+            ready: lan.is_some_and(|lan| !lan.addresses.is_empty()),
         },
         RouteChoice {
             name: "domain",
             title: "Anywhere, at your own domain",
-            description: "HTTPS with a certificate from Let's Encrypt; Claude on the web and ChatGPT need it. Not set up on this journal.",
+            description: "HTTPS with a certificate from Let's Encrypt; Claude on the web and ChatGPT need it. Not set up on this journal.".into(),
             ready: false,
         },
     ]
+}
+
+/// The route the page is about: its name and the addresses agents use for it.
+struct Chosen {
+    name: &'static str,
+    addresses: Vec<String>,
+    /// For the LAN route: its CA's fingerprint (the certificate is at `/app/ca.pem`).
+    ca_fingerprint: Option<String>,
+}
+
+/// The local route, which every server serves (the owner app is on it).
+fn local(owner: &Owner) -> Chosen {
+    Chosen {
+        name: routes::LOCAL,
+        addresses: vec![owner.route.mcp_url()],
+        ca_fingerprint: None,
+    }
+}
+
+/// The route named in a request, if this server serves it (None: not a route, or not served).
+fn chosen(state: &AppState, owner: &Owner, name: &str) -> Option<Chosen> {
+    match name {
+        routes::LOCAL => Some(local(owner)),
+        routes::LAN => state
+            .routes
+            .lan()
+            .filter(|lan| !lan.addresses.is_empty())
+            .map(|lan| Chosen {
+                name: routes::LAN,
+                addresses: lan.addresses.iter().map(|addr| Route::lan(*addr).mcp_url()).collect(),
+                ca_fingerprint: Some(lan.ca_fingerprint),
+            }),
+        _ => None,
+    }
 }
 
 /// A code just made, shown once.
@@ -71,6 +113,9 @@ struct ConnectPage {
     routes: Vec<RouteChoice>,
     route: &'static str,
     address: String,
+    /// Further addresses of the same route (the LAN route on several networks).
+    more_addresses: Vec<String>,
+    ca_fingerprint: Option<String>,
     clients: Vec<ClientSetup>,
     /// The code this answer made (only the answer that made it shows it).
     code: Option<NewCode>,
@@ -87,29 +132,33 @@ pub async fn show(State(state): State<AppState>, owner: Owner, RawQuery(query): 
         return malformed();
     };
     let mut error = None;
-    if let Some(name) = route.filter(|name| *name != owner.route.name) {
-        match route_choices().iter().find(|choice| choice.name == name) {
-            Some(choice) => {
-                error = Some(format!(
-                    "The {} route is not set up on this journal, so agents can only connect on this computer for now.",
-                    choice.name
-                ))
-            }
-            None => return malformed(),
+    let name = route.unwrap_or(routes::LOCAL);
+    let route = match chosen(&state, &owner, name) {
+        Some(route) => route,
+        None => {
+            let lan = state.routes.lan();
+            let Some(choice) = route_choices(lan.as_ref()).into_iter().find(|c| c.name == name) else {
+                return malformed();
+            };
+            error = Some(format!(
+                "The {} route is not serving on this journal ({}), so this page shows the local route.",
+                choice.name,
+                choice.description.trim_end_matches('.').to_lowercase()
+            ));
+            local(&owner)
         }
-    }
+    };
     let notice = Notice::parse(notice, &[Notice::CodeClosed]).map(Notice::text);
-    render(&state, &owner, None, notice, error, StatusCode::OK).await
+    render(&state, &owner, &route, None, notice, error, StatusCode::OK).await
 }
 
 /// `POST /app/connect/code`: opens sign-in on the route with a new code, replacing an open one.
 pub async fn make_code(State(state): State<AppState>, form: OwnerForm) -> Response {
-    if !route_is_served(&form) {
+    let Some(route) = served(&state, &form) else {
         return malformed();
-    }
-    let route = form.owner.route.name;
+    };
     let now = unix_now();
-    let code = match store::open_code(&state.journal.db, route, now).await {
+    let code = match store::open_code(&state.journal.db, route.name, now).await {
         Ok(code) => code,
         Err(error) => return unavailable(oauth_failure(error)),
     };
@@ -118,35 +167,40 @@ pub async fn make_code(State(state): State<AppState>, form: OwnerForm) -> Respon
         seconds_left: pairing::LIFETIME_SECONDS,
         expires: format_timestamp(now + pairing::LIFETIME_SECONDS),
     };
-    render(&state, &form.owner, Some(new), None, None, StatusCode::OK).await
+    render(&state, &form.owner, &route, Some(new), None, None, StatusCode::OK).await
 }
 
 /// `POST /app/connect/close`: closes sign-in on the route (the open code stops working).
 pub async fn close_code(State(state): State<AppState>, form: OwnerForm) -> Response {
-    if !route_is_served(&form) {
+    let Some(route) = served(&state, &form) else {
         return malformed();
-    }
-    match store::revoke_codes(&state.journal.db, Some(form.owner.route.name)).await {
-        Ok(_) => Redirect::to(&format!("/app/connect?notice={}", Notice::CodeClosed.as_str())).into_response(),
+    };
+    match store::revoke_codes(&state.journal.db, Some(route.name)).await {
+        Ok(_) => Redirect::to(&format!(
+            "/app/connect?route={}&notice={}",
+            route.name,
+            Notice::CodeClosed.as_str()
+        ))
+        .into_response(),
         Err(error) => unavailable(oauth_failure(error)),
     }
 }
 
-/// The form names the route it acts on: it must be the route this page is served on (the only one
-/// whose codes this server can take).
-fn route_is_served(form: &OwnerForm) -> bool {
-    form.field("route") == Some(form.owner.route.name)
+/// The route the form acts on: one this server serves (the only ones whose codes it can take).
+fn served(state: &AppState, form: &OwnerForm) -> Option<Chosen> {
+    chosen(state, &form.owner, form.field("route")?)
 }
 
 async fn render(
     state: &AppState,
     owner: &Owner,
+    route: &Chosen,
     code: Option<NewCode>,
     notice: Option<&'static str>,
     error: Option<String>,
     status: StatusCode,
 ) -> Response {
-    match gather(state, owner, code, notice, error).await {
+    match gather(state, owner, route, code, notice, error).await {
         Ok(page) => pages::html(status, &page, &page.nonce.clone(), None),
         Err(error) => unavailable(error),
     }
@@ -155,11 +209,11 @@ async fn render(
 async fn gather(
     state: &AppState,
     owner: &Owner,
+    route: &Chosen,
     code: Option<NewCode>,
     notice: Option<&'static str>,
     error: Option<String>,
 ) -> Result<ConnectPage, AuthError> {
-    let route: &Route = &owner.route;
     let open_until = if code.is_some() {
         None
     } else {
@@ -170,15 +224,17 @@ async fn gather(
     };
     // "Sign-in is closed" would contradict a code opened since.
     let notice = notice.filter(|_| open_until.is_none());
-    let address = route.mcp_url();
+    let address = route.addresses.first().cloned().unwrap_or_default();
     Ok(ConnectPage {
         nonce: pages::nonce(),
         csrf: owner.csrf.clone(),
         section: "connect",
-        routes: route_choices(),
+        routes: route_choices(state.routes.lan().as_ref()),
         route: route.name,
         clients: clients::for_route(route.name, &address),
         address,
+        more_addresses: route.addresses.iter().skip(1).cloned().collect(),
+        ca_fingerprint: route.ca_fingerprint.clone(),
         code,
         open_until,
         notice,

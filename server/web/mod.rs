@@ -14,6 +14,7 @@ pub mod connect;
 pub mod connection;
 pub mod connections;
 pub mod form;
+pub mod lan;
 pub mod notice;
 pub mod overview;
 pub mod session;
@@ -41,4 +42,5 @@ pub fn router() -> Router<AppState> {
         .route("/app/activity", get(activity::show))
         .route("/app/signin", get(signin::show).post(signin::redeem))
         .route("/app/signout", post(signin::sign_out))
+        .route("/app/ca.pem", get(lan::ca_certificate))
 }

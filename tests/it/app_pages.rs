@@ -171,13 +171,13 @@ async fn the_connect_page_makes_and_closes_pairing_codes() {
     let closed = submit(&server, &owner, "/app/connect/close", "route=local").await;
     assert_eq!(closed.status, StatusCode::SEE_OTHER);
     let location = closed.header("location").unwrap();
-    assert_eq!(location, "/app/connect?notice=closed");
+    assert_eq!(location, "/app/connect?route=local&notice=closed");
     assert!(!store::code_open(&server.journal.db, "local", unix_now()).await.unwrap());
     assert!(text(&get(&server, &location, Some(&owner.secret)).await).contains("Sign-in is closed: the pairing code"));
 
     let lan = get(&server, "/app/connect?route=lan", Some(&owner.secret)).await;
     assert_eq!(lan.status, StatusCode::OK);
-    assert!(text(&lan).contains("not set up on this journal"));
+    assert!(text(&lan).contains("The lan route is not serving on this journal"));
     assert_eq!(
         get(&server, "/app/connect?route=moon", Some(&owner.secret))
             .await

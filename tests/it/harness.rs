@@ -83,6 +83,11 @@ impl TestServer {
         self.journal.root()
     }
 
+    /// The state the server's routes share (to drive another route's router in-process).
+    pub fn state(&self) -> journal::app::AppState {
+        self.running.as_ref().unwrap().state.clone()
+    }
+
     pub fn url(&self) -> String {
         format!("http://{}/mcp", self.addr)
     }

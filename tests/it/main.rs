@@ -11,6 +11,7 @@ mod grants;
 mod http;
 mod oauth;
 mod properties;
+mod routes;
 mod sessions;
 mod soak;
 mod store;

@@ -12,39 +12,15 @@ import os
 import re
 import subprocess
 import tempfile
-from urllib.parse import parse_qs, urlparse
 
 import httpx
 import pytest
 from mcp import ClientSession
-from mcp.client.auth import OAuthClientProvider, TokenStorage
+from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth import OAuthClientMetadata
 
-JOURNAL = os.environ.get("JOURNAL_BIN", "target/debug/journal")
-
-
-def run(journal_dir, *args):
-    out = subprocess.run([JOURNAL, "--journal", journal_dir, *args], check=True, capture_output=True, text=True)
-    return out.stdout
-
-
-class MemoryStorage(TokenStorage):
-    def __init__(self):
-        self.tokens = None
-        self.client_info = None
-
-    async def get_tokens(self):
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken):
-        self.tokens = tokens
-
-    async def get_client_info(self):
-        return self.client_info
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull):
-        self.client_info = client_info
+from journal_helpers import JOURNAL, MemoryStorage, owner_approves, run
 
 
 @pytest.fixture(scope="module")
@@ -66,34 +42,6 @@ def server():
         finally:
             process.terminate()
             assert process.wait(timeout=10) == 0
-
-
-def owner_approves(pairing_code, categories, captured):
-    """A redirect handler that plays the owner in the browser."""
-
-    async def handler(authorization_url):
-        query = parse_qs(urlparse(authorization_url).query)
-        assert query["code_challenge_method"] == ["S256"]
-        assert query["resource"][0].endswith("/mcp")
-        async with httpx.AsyncClient() as browser:
-            page = await browser.get(authorization_url)
-            assert page.status_code == 200, page.text
-            assert "python-sdk wants to connect" in page.text
-            assert page.headers["x-frame-options"] == "DENY"
-            fields = {name: re.search(rf'name="{name}" value="([^"]+)"', page.text).group(1) for name in ("pending", "csrf")}
-            form = {"pending": fields["pending"], "csrf": fields["csrf"], "pairing_code": pairing_code.lower(),
-                    "scope": "journal", "decision": "approve", "category": list(categories)}
-            origin = f"{urlparse(authorization_url).scheme}://{urlparse(authorization_url).netloc}"
-            answer = await browser.post(f"{origin}/authorize", data=form, headers={"origin": origin})
-            assert answer.status_code == 303, answer.text
-            back = urlparse(answer.headers["location"])
-            assert back.path == "/callback"
-            params = parse_qs(back.query)
-            assert params["iss"] == [origin]
-            captured["code"] = params["code"][0]
-            captured["state"] = params.get("state", [None])[0]
-
-    return handler
 
 
 async def sign_in_and_use(server, storage):

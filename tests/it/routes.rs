@@ -1,0 +1,322 @@
+//! A grant, token and pairing code belong to the route that issued them. The LAN route's router is
+//! driven in-process here (its listener, TLS and address rules are tested across a real network
+//! namespace in tests/python/test_lan.py); the local route is the real server on loopback.
+
+use axum::body::Body;
+use http_body_util::BodyExt;
+use hyper::{Method, Request, StatusCode};
+use serde_json::{Value, json};
+
+use crate::harness::{Client, TestServer};
+use journal::journal::day::unix_now;
+use journal::oauth::store;
+use journal::routes;
+
+const LAN_ADDR: &str = "192.168.50.2:7660";
+
+/// Sends one request to the LAN route's router, as the listener would after TLS.
+async fn lan(
+    server: &TestServer,
+    method: Method,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (StatusCode, Value) {
+    let mut router = routes::lan::router(server.state(), LAN_ADDR.parse().unwrap());
+    let mut request = Request::builder().method(method).uri(path).header("host", LAN_ADDR);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = tower_service::Service::call(&mut router, request.body(Body::from(body.to_string())).unwrap())
+        .await
+        .unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+fn initialize() -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+           "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    .to_string()
+}
+
+#[tokio::test]
+async fn a_token_of_the_local_route_is_refused_on_the_lan_and_a_key_too() {
+    let server = TestServer::start().await;
+    let (_, tokens) = crate::oauth::sign_in(&server, &["transcripts"], None).await;
+    let access = tokens["access_token"].as_str().unwrap().to_string();
+    let key = server.key("script", &["transcripts"], None).await;
+    // Both work where they were issued.
+    for credential in [&access, &key] {
+        let mut client = Client::new(&server.url(), Some(credential));
+        assert_eq!(client.initialize("2025-06-18").await.status, StatusCode::OK);
+    }
+    for credential in [&access, &key] {
+        let bearer = format!("Bearer {credential}");
+        let (status, _) = lan(
+            &server,
+            Method::POST,
+            "/mcp",
+            &[
+                ("authorization", &bearer),
+                ("content-type", "application/json"),
+                ("accept", "application/json, text/event-stream"),
+            ],
+            &initialize(),
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{credential}");
+    }
+    // The LAN route's discovery names its own origin.
+    let (status, document) = lan(&server, Method::GET, "/.well-known/oauth-authorization-server", &[], "").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(document["issuer"], format!("https://{LAN_ADDR}"));
+    // The owner app is not on the LAN route.
+    let (status, _) = lan(&server, Method::GET, "/app", &[], "").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = lan(&server, Method::GET, "/app/ca.pem", &[], "").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_pairing_code_opens_only_its_own_route() {
+    let server = TestServer::start().await;
+    let registration = json!({"client_name": "Agent", "redirect_uris": ["http://127.0.0.1/callback"]}).to_string();
+    store::open_code(&server.journal.db, "lan", unix_now()).await.unwrap();
+    let local = Client::new(&format!("http://{}/register", server.addr), None)
+        .raw(
+            Method::POST,
+            &[("content-type", "application/json")],
+            registration.clone(),
+        )
+        .await;
+    assert_eq!(
+        local.status,
+        StatusCode::FORBIDDEN,
+        "a LAN code does not open the local route"
+    );
+    let (status, _) = lan(
+        &server,
+        Method::POST,
+        "/register",
+        &[("content-type", "application/json")],
+        &registration,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "it opens the LAN route");
+    store::revoke_codes(&server.journal.db, None).await.unwrap();
+    store::open_code(&server.journal.db, "local", unix_now()).await.unwrap();
+    let (status, _) = lan(
+        &server,
+        Method::POST,
+        "/register",
+        &[("content-type", "application/json")],
+        &registration,
+    )
+    .await;
+    assert_eq!(
+        status,
+        StatusCode::FORBIDDEN,
+        "a local code does not open the LAN route"
+    );
+}
+
+#[tokio::test]
+async fn the_lan_route_answers_only_its_own_address() {
+    let server = TestServer::start().await;
+    let mut router = routes::lan::router(server.state(), LAN_ADDR.parse().unwrap());
+    for host in [
+        "192.168.50.3:7660",
+        "localhost:7660",
+        "journal.example:7660",
+        "192.168.50.2",
+    ] {
+        let request = Request::builder()
+            .uri("/.well-known/oauth-protected-resource")
+            .header("host", host)
+            .body(Body::empty())
+            .unwrap();
+        let response = tower_service::Service::call(&mut router, request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::FORBIDDEN, "{host}");
+    }
+}
+
+#[tokio::test]
+async fn the_connect_page_offers_the_lan_route_only_while_it_serves() {
+    use crate::app::{csrf_of, get, own_origin, post_form, sign_in, text};
+    use journal::routes::status::LanView;
+
+    let server = TestServer::start().await;
+    let cookie = sign_in(&server).await;
+    // Off: no certificate to download, the route can't be picked, and no code is made for it.
+    let missing = get(&server, "/app/ca.pem", None).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert!(text(&missing).contains("journal route enable lan"));
+    let page = get(&server, "/app/connect?route=lan", Some(&cookie)).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        text(&page).contains("The lan route is not serving on this journal"),
+        "{}",
+        text(&page)
+    );
+    let csrf = csrf_of(&page);
+    let refused = post_form(
+        &server,
+        "/app/connect/code",
+        Some(&cookie),
+        Some(&own_origin(&server)),
+        &format!("csrf={csrf}&route=lan"),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        store::code_expiry(&server.journal.db, "lan", unix_now()).await.unwrap(),
+        None
+    );
+
+    // Serving (as the LAN listener publishes it): its addresses, its CA, codes for it.
+    let ca = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+    server.state().routes.set_lan(Some(LanView {
+        addresses: vec!["192.168.50.2:7660".parse().unwrap(), "[fd00::2]:7660".parse().unwrap()],
+        ca_pem: ca.into(),
+        ca_fingerprint: "AB:CD:EF".into(),
+    }));
+    let download = get(&server, "/app/ca.pem", None).await;
+    assert_eq!(download.status, StatusCode::OK);
+    assert_eq!(text(&download), ca);
+    assert_eq!(
+        download.header("content-type").as_deref(),
+        Some("application/x-x509-ca-cert")
+    );
+    assert!(
+        download
+            .header("content-disposition")
+            .unwrap()
+            .contains("journal-ca.crt")
+    );
+    let page = get(&server, "/app/connect?route=lan", Some(&cookie)).await;
+    let html = text(&page);
+    for expected in [
+        "https://192.168.50.2:7660/mcp",
+        "https://[fd00::2]:7660/mcp",
+        "AB:CD:EF",
+        "href=\"/app/ca.pem\"",
+        "NODE_EXTRA_CA_CERTS",
+        "claude mcp add --transport http journal https://192.168.50.2:7660/mcp",
+    ] {
+        assert!(html.contains(expected), "{expected} in {html}");
+    }
+    let made = post_form(
+        &server,
+        "/app/connect/code",
+        Some(&cookie),
+        Some(&own_origin(&server)),
+        &format!("csrf={}&route=lan", csrf_of(&page)),
+    )
+    .await;
+    assert_eq!(made.status, StatusCode::OK);
+    assert!(text(&made).contains("on the lan route"));
+    assert!(
+        store::code_expiry(&server.journal.db, "lan", unix_now())
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert_eq!(
+        store::code_expiry(&server.journal.db, "local", unix_now())
+            .await
+            .unwrap(),
+        None
+    );
+    let closed = post_form(
+        &server,
+        "/app/connect/close",
+        Some(&cookie),
+        Some(&own_origin(&server)),
+        &format!("csrf={}&route=lan", csrf_of(&page)),
+    )
+    .await;
+    assert_eq!(
+        closed.header("location").as_deref(),
+        Some("/app/connect?route=lan&notice=closed")
+    );
+    assert_eq!(
+        store::code_expiry(&server.journal.db, "lan", unix_now()).await.unwrap(),
+        None
+    );
+}
+
+#[test]
+fn the_route_commands_change_journal_toml_and_refuse_what_cannot_work() {
+    use crate::cli::{fails, ok};
+
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("journal.toml");
+    let listed = ok(dir.path(), &["route", "list"]);
+    assert!(listed.contains("local   on   http://127.0.0.1:7659/mcp"), "{listed}");
+    assert!(
+        listed.contains("lan     off  turn it on with `journal route enable lan`"),
+        "{listed}"
+    );
+    let off = fails(dir.path(), &["mcp", "pairing", "generate", "--route", "lan"]);
+    assert!(off.contains("the lan route is off"), "{off}");
+
+    for (addr, says) in [
+        ("8.8.8.8:7660", "not a private address"),
+        ("127.0.0.1:7660", "loopback"),
+        ("192.168.1.2", "IP:PORT"),
+        ("[fe80::1]:7660", "link-local"),
+    ] {
+        let error = fails(dir.path(), &["route", "enable", "lan", "--addr", addr]);
+        assert!(error.contains(says), "{addr}: {error}");
+        assert!(!toml.exists(), "a refused command writes nothing");
+    }
+    let enabled = ok(dir.path(), &["route", "enable", "lan", "--addr", "192.168.50.2:7000"]);
+    assert!(enabled.contains("https://192.168.50.2:7000/mcp"), "{enabled}");
+    assert!(
+        enabled.contains("SHA-256 "),
+        "the CA is made and its fingerprint shown: {enabled}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&toml).unwrap(),
+        "[lan]\nenabled = true\naddr = \"192.168.50.2:7000\"\n"
+    );
+    let listed = ok(dir.path(), &["route", "list"]);
+    assert!(
+        listed.contains("lan     on   https://192.168.50.2:7000/mcp"),
+        "{listed}"
+    );
+    assert!(listed.contains("not serving: start `journal serve`"), "{listed}");
+    assert!(listed.contains("certificate authority: journal private CA"), "{listed}");
+    let code = ok(dir.path(), &["mcp", "pairing", "generate", "--route", "lan"]);
+    assert!(code.contains("on the lan route"), "{code}");
+
+    let refused = fails(dir.path(), &["route", "disable", "local"]);
+    assert!(refused.contains("cannot be turned off"), "{refused}");
+    let unknown = fails(dir.path(), &["route", "disable", "moon"]);
+    assert!(unknown.contains("unknown route \"moon\""), "{unknown}");
+    ok(dir.path(), &["route", "disable", "lan"]);
+    assert_eq!(
+        std::fs::read_to_string(&toml).unwrap(),
+        "[lan]\nenabled = false\naddr = \"192.168.50.2:7000\"\n"
+    );
+    // Every private address again: the explicit address goes.
+    ok(dir.path(), &["route", "enable", "lan"]);
+    assert_eq!(std::fs::read_to_string(&toml).unwrap(), "[lan]\nenabled = true\n");
+
+    // A journal.toml that is wrong stops `serve` with a clear line, and is not edited.
+    std::fs::write(&toml, "[lan]\nenabled = true\naddr = \"10.0.0.1:0\"\n").unwrap();
+    let error = fails(dir.path(), &["serve"]);
+    assert!(error.contains("port 0"), "{error}");
+    let error = fails(dir.path(), &["route", "list"]);
+    assert!(error.contains("port 0"), "{error}");
+    // Turning the route off is the way out, so it is allowed.
+    ok(dir.path(), &["route", "disable", "lan"]);
+    assert!(ok(dir.path(), &["route", "list"]).contains("lan     off"));
+    // A file that does not read at all is not edited.
+    std::fs::write(&toml, "[lan\n").unwrap();
+    let error = fails(dir.path(), &["route", "enable", "lan"]);
+    assert!(error.contains("journal.toml"), "{error}");
+    assert_eq!(std::fs::read_to_string(&toml).unwrap(), "[lan\n");
+}

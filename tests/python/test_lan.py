@@ -1,0 +1,245 @@
+"""The LAN route across a real network: a network namespace joined to this one by a veth pair, each end
+with its own private address. `journal serve` runs inside the namespace with the LAN route on (every
+private address, as the owner would leave it); the tests are the owner's other device outside it.
+
+The official Python SDK, trusting only the journal's CA, signs in over OAuth with a pairing code for the
+lan route and calls a tool. Then what the route refuses: a client that trusts the usual authorities,
+TLS 1.2, a foreign Host, a key, a pairing code of the local route, a peer on loopback, the 17th
+connection from one device. Needs root (network namespaces); CI runs as root.
+"""
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+
+import httpx
+import pytest
+from mcp import ClientSession
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import OAuthClientMetadata
+
+from journal_helpers import JOURNAL, MemoryStorage, owner_approves, run
+
+TAG = f"jt{os.getpid() % 100000}"
+SUBNET = 10 + os.getpid() % 200
+SERVER_IP = f"10.213.{SUBNET}.2"
+CLIENT_IP = f"10.213.{SUBNET}.1"
+
+
+def ip(*args, netns=None):
+    prefix = ["ip", "netns", "exec", netns] if netns else []
+    subprocess.run([*prefix, "ip", *args], check=True, capture_output=True)
+
+
+def can_make_namespaces():
+    return os.geteuid() == 0 and shutil.which("ip") is not None
+
+
+@pytest.fixture(scope="module")
+def lan():
+    if not can_make_namespaces():
+        if os.environ.get("CI"):
+            pytest.fail("the LAN test needs root and iproute2 to make a network namespace; CI runs as root")
+        pytest.skip("needs root and iproute2 (network namespaces); run as root, as CI does")
+    with tempfile.TemporaryDirectory() as parent:
+        journal_dir = os.path.join(parent, "journal")
+        subprocess.run([JOURNAL, "demo", journal_dir, "--days", "3", "--segments-per-day", "3"], check=True, capture_output=True)
+        enabled = run(journal_dir, "route", "enable", "lan")
+        assert "The LAN route is on" in enabled
+        ca_file = os.path.join(parent, "journal-ca.pem")
+        with open(ca_file, "w") as f:
+            f.write(run(journal_dir, "route", "ca", "--pem"))
+        ip("netns", "add", TAG)
+        process = None
+        try:
+            ip("link", "add", f"{TAG}a", "type", "veth", "peer", "name", f"{TAG}b")
+            ip("link", "set", f"{TAG}b", "netns", TAG)
+            ip("addr", "add", f"{CLIENT_IP}/24", "dev", f"{TAG}a")
+            ip("link", "set", f"{TAG}a", "up")
+            ip("addr", "add", f"{SERVER_IP}/24", "dev", f"{TAG}b", netns=TAG)
+            ip("link", "set", f"{TAG}b", "up", netns=TAG)
+            ip("link", "set", "lo", "up", netns=TAG)
+            process = subprocess.Popen(["ip", "netns", "exec", TAG, JOURNAL, "--journal", journal_dir, "serve"],
+                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            url = None
+            for _ in range(50):
+                match = re.search(r"the LAN route serves at (https://\S+/mcp)", process.stdout.readline())
+                if match:
+                    url = match.group(1)
+                    break
+            assert url == f"https://{SERVER_IP}:7660/mcp", url
+            yield {"url": url, "origin": url.rsplit("/mcp", 1)[0], "dir": journal_dir, "ca": ca_file}
+        finally:
+            if process:
+                process.terminate()
+                assert process.wait(timeout=15) == 0
+            subprocess.run(["ip", "netns", "del", TAG], capture_output=True)
+            subprocess.run(["ip", "link", "del", f"{TAG}a"], capture_output=True)
+
+
+def trusting_the_ca(lan):
+    """A TLS context that trusts the journal's CA and nothing else."""
+    context = ssl.create_default_context(cafile=lan["ca"])
+    assert len(context.get_ca_certs()) == 1
+    return context
+
+
+async def sign_in_and_call(lan, storage):
+    pairing_code = run(lan["dir"], "mcp", "pairing", "generate", "--route", "lan").strip().splitlines()[-1]
+    captured = {}
+
+    async def callback():
+        return captured["code"], captured["state"]
+
+    metadata = OAuthClientMetadata(client_name="python-sdk", redirect_uris=["http://localhost:3030/callback"],
+                                   grant_types=["authorization_code", "refresh_token"], response_types=["code"],
+                                   token_endpoint_auth_method="none")
+    verify = trusting_the_ca(lan)
+    auth = OAuthClientProvider(server_url=lan["url"], client_metadata=metadata, storage=storage,
+                               redirect_handler=owner_approves(pairing_code, ["transcripts", "entities"], captured, verify),
+                               callback_handler=callback)
+    async with httpx.AsyncClient(auth=auth, timeout=30, verify=verify) as http:
+        async with streamable_http_client(lan["url"], http_client=http) as (read, write, _):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                tools = sorted(t.name for t in (await session.list_tools()).tools)
+                found = await session.call_tool("search", {"query": "lease renewal"})
+                return tools, found
+
+
+def test_the_sdk_signs_in_over_the_lan_trusting_only_the_journals_ca(lan):
+    storage = MemoryStorage()
+    tools, found = asyncio.run(sign_in_and_call(lan, storage))
+    assert "search" in tools and "get_transcript" in tools
+    assert not found.isError and found.structuredContent["results"]
+
+    # Discovery names the LAN origin: the issuer and resource are this route's own.
+    verify = trusting_the_ca(lan)
+    metadata = httpx.get(f"{lan['origin']}/.well-known/oauth-authorization-server", verify=verify).json()
+    assert metadata["issuer"] == lan["origin"]
+    resource = httpx.get(f"{lan['origin']}/.well-known/oauth-protected-resource", verify=verify).json()
+    assert resource["resource"] == lan["url"]
+
+    listed = run(lan["dir"], "mcp", "oauth", "list")
+    assert "python-sdk" in listed and "lan" in listed
+    activity = run(lan["dir"], "mcp", "activity")
+    assert "python-sdk  search  served" in activity
+
+    # The LAN route's token is refused on the local route (reached from inside the namespace), and the
+    # owner app there offers the CA the client trusted.
+    probe = (
+        "import urllib.request, urllib.error\n"
+        "request = urllib.request.Request('http://127.0.0.1:7659/mcp', data=b'{}', method='POST', headers={\n"
+        f"    'authorization': 'Bearer {storage.tokens.access_token}', 'content-type': 'application/json'}})\n"
+        "try:\n"
+        "    print(urllib.request.urlopen(request).status)\n"
+        "except urllib.error.HTTPError as e:\n"
+        "    print(e.code)\n"
+        "print(urllib.request.urlopen('http://127.0.0.1:7659/app/ca.pem').read().decode(), end='')\n"
+    )
+    out = subprocess.run(["ip", "netns", "exec", TAG, "python3", "-c", probe], capture_output=True, text=True, timeout=30)
+    status, _, served_ca = out.stdout.partition("\n")
+    assert status == "401", out.stdout + out.stderr
+    with open(lan["ca"]) as f:
+        assert served_ca == f.read()
+
+    routes = run(lan["dir"], "route", "list")
+    assert f"lan     on   https://{SERVER_IP}:7660/mcp" in routes, routes
+    assert "issued by journal private CA" in routes and "last error: none" in routes
+
+
+def test_a_client_that_trusts_only_the_usual_authorities_is_refused(lan):
+    with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+        httpx.get(f"{lan['origin']}/.well-known/oauth-protected-resource")
+
+
+def test_tls_1_2_is_refused(lan):
+    context = trusting_the_ca(lan)
+    context.maximum_version = ssl.TLSVersion.TLSv1_2
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{lan['origin']}/.well-known/oauth-protected-resource", verify=context)
+
+
+def test_a_foreign_host_is_refused(lan):
+    answer = httpx.get(f"{lan['origin']}/.well-known/oauth-protected-resource", verify=trusting_the_ca(lan),
+                       headers={"host": "journal.example:7660"})
+    assert answer.status_code == 403
+    assert answer.json()["error"] == "host_not_allowed"
+    answer = httpx.post(lan["url"], verify=trusting_the_ca(lan), headers={"origin": "https://evil.example"}, json={})
+    assert answer.status_code == 403
+    assert answer.json()["error"] == "cross_origin_blocked"
+
+
+def test_a_key_is_refused_on_the_lan(lan):
+    key = json.loads(run(lan["dir"], "mcp", "token", "create", "--label", "script", "--json"))["key"]
+    run(lan["dir"], "mcp", "permission", "set", "--token", "script", "--category", "transcripts")
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    answer = httpx.post(lan["url"], verify=trusting_the_ca(lan), json=initialize,
+                        headers={"authorization": f"Bearer {key}", "accept": "application/json, text/event-stream"})
+    assert answer.status_code == 401
+    assert f'resource_metadata="{lan["origin"]}/.well-known/oauth-protected-resource"' in answer.headers["www-authenticate"]
+
+
+def test_a_pairing_code_of_the_local_route_does_not_open_the_lan(lan):
+    run(lan["dir"], "mcp", "pairing", "revoke")
+    run(lan["dir"], "mcp", "pairing", "generate", "--route", "local")
+    answer = httpx.post(f"{lan['origin']}/register", verify=trusting_the_ca(lan),
+                        json={"redirect_uris": ["http://localhost:3030/callback"]})
+    assert answer.status_code == 403
+    assert "Nothing is waiting to connect" in answer.text
+    run(lan["dir"], "mcp", "pairing", "revoke")
+
+
+def test_a_peer_on_loopback_is_refused(lan):
+    # From inside the namespace, with the loopback address as the source: closed before the handshake.
+    probe = (
+        "import socket, ssl\n"
+        f"s = socket.create_connection(('{SERVER_IP}', 7660), timeout=5, source_address=('127.0.0.1', 0))\n"
+        f"c = ssl.create_default_context(cafile='{lan['ca']}')\n"
+        "try:\n"
+        f"    c.wrap_socket(s, server_hostname='{SERVER_IP}')\n"
+        "    print('handshake')\n"
+        "except (ssl.SSLError, OSError) as e:\n"
+        "    print('refused', type(e).__name__)\n"
+    )
+    out = subprocess.run(["ip", "netns", "exec", TAG, "python3", "-c", probe], capture_output=True, text=True, timeout=30)
+    assert out.stdout.startswith("refused"), out.stdout + out.stderr
+    # The same probe from the namespace's own private address gets its handshake.
+    allowed = probe.replace("source_address=('127.0.0.1', 0)", f"source_address=('{SERVER_IP}', 0)")
+    out = subprocess.run(["ip", "netns", "exec", TAG, "python3", "-c", allowed], capture_output=True, text=True, timeout=30)
+    assert out.stdout.startswith("handshake"), out.stdout + out.stderr
+
+
+def test_one_device_gets_at_most_sixteen_connections(lan):
+    context = trusting_the_ca(lan)
+    held = []
+    try:
+        for _ in range(16):
+            raw = socket.create_connection((SERVER_IP, 7660), timeout=10)
+            held.append(context.wrap_socket(raw, server_hostname=SERVER_IP))
+        raw = socket.create_connection((SERVER_IP, 7660), timeout=10)
+        with pytest.raises((ssl.SSLError, OSError)):
+            context.wrap_socket(raw, server_hostname=SERVER_IP)
+        raw.close()
+    finally:
+        for connection in held:
+            connection.close()
+    # Closed connections give their slots back.
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            answer = httpx.get(f"{lan['origin']}/.well-known/oauth-protected-resource", verify=context)
+            break
+        except httpx.ConnectError:
+            assert time.monotonic() < deadline, "slots did not come back"
+            time.sleep(0.1)
+    assert answer.status_code == 200
