@@ -32,6 +32,7 @@ pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod db;
+pub mod domain;
 pub mod journal;
 pub mod lan;
 pub mod mcp;

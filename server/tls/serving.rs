@@ -2,38 +2,69 @@
 //! only, HTTP/1.1) and `CertSlot`, the certificate resolver through which a route's certificate is
 //! replaced without a restart: handshakes that start after `install` present the new certificate,
 //! connections already open keep theirs.
+//!
+//! The own-domain route's slot also answers ACME's TLS-ALPN-01 challenge (RFC 8737): a handshake
+//! that offers only the `acme-tls/1` protocol gets the challenge certificate for its server name,
+//! and the listener closes such a connection after the handshake (`ACME_TLS_ALPN`).
 
+use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use rustls::ServerConfig;
+use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 
 use super::ca::{Leaf, TlsError};
 
+/// The ALPN protocol of the TLS-ALPN-01 challenge.
+pub const ACME_TLS_ALPN: &[u8] = b"acme-tls/1";
+
 /// The certificate a route presents, replaceable while it serves.
 #[derive(Debug, Default)]
 pub struct CertSlot {
     current: RwLock<Option<Arc<CertifiedKey>>>,
+    /// TLS-ALPN-01 challenge certificates by server name, while an order is being validated.
+    challenges: RwLock<HashMap<String, Arc<CertifiedKey>>>,
 }
 
 impl CertSlot {
     /// Puts a leaf (and the chain above it, without the root) in place for the next handshakes.
     pub fn install(&self, leaf: &Leaf, chain: &[Vec<u8>]) -> Result<(), TlsError> {
         let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf.key_der.clone()));
-        let signer = rustls::crypto::ring::sign::any_supported_type(&key)
-            .map_err(|e| TlsError::Refused(format!("the certificate's key cannot sign: {e}")))?;
         let mut certs = vec![CertificateDer::from(leaf.cert_der.clone())];
         certs.extend(chain.iter().map(|der| CertificateDer::from(der.clone())));
-        let certified = CertifiedKey::new(certs, signer);
-        // A certificate paired with another key is refused here, not at the first handshake.
-        certified
-            .keys_match()
-            .map_err(|e| TlsError::Refused(format!("the certificate does not match its key: {e}")))?;
-        let certified = Arc::new(certified);
+        let certified = Arc::new(certified(certs, &key)?);
         *self.current.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(certified);
         Ok(())
+    }
+
+    /// Puts a PEM chain (leaf first) and its PEM key in place for the next handshakes.
+    pub fn install_pem(&self, chain_pem: &str, key_pem: &str) -> Result<(), TlsError> {
+        let (certs, key) = parse_pem(chain_pem, key_pem)?;
+        let certified = Arc::new(certified(certs, &key)?);
+        *self.current.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(certified);
+        Ok(())
+    }
+
+    /// Answers TLS-ALPN-01 handshakes for `server_name` with this certificate (DER) and key (PKCS#8).
+    pub fn set_challenge(&self, server_name: &str, cert_der: Vec<u8>, key_der: Vec<u8>) -> Result<(), TlsError> {
+        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key_der));
+        let certified = Arc::new(certified(vec![CertificateDer::from(cert_der)], &key)?);
+        self.challenges
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .insert(server_name.to_ascii_lowercase(), certified);
+        Ok(())
+    }
+
+    /// Stops answering the challenge for `server_name`.
+    pub fn clear_challenge(&self, server_name: &str) {
+        self.challenges
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .remove(&server_name.to_ascii_lowercase());
     }
 
     /// Whether a certificate is in place (without one, every handshake is refused).
@@ -50,19 +81,68 @@ impl CertSlot {
 }
 
 impl ResolvesServerCert for CertSlot {
-    fn resolve(&self, _client_hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+    fn resolve(&self, client_hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        let wants_challenge = client_hello
+            .alpn()
+            .is_some_and(|mut offered| offered.any(|protocol| protocol == ACME_TLS_ALPN));
+        if wants_challenge {
+            // Only a challenge certificate answers: never the route's own to a validator.
+            let name = client_hello.server_name()?.to_ascii_lowercase();
+            return self
+                .challenges
+                .read()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .get(&name)
+                .cloned();
+        }
         self.read()
     }
 }
 
+fn certified(certs: Vec<CertificateDer<'static>>, key: &PrivateKeyDer<'_>) -> Result<CertifiedKey, TlsError> {
+    let signer = rustls::crypto::ring::sign::any_supported_type(key)
+        .map_err(|e| TlsError::Refused(format!("the certificate's key cannot sign: {e}")))?;
+    let certified = CertifiedKey::new(certs, signer);
+    // A certificate paired with another key is refused here, not at the first handshake.
+    certified
+        .keys_match()
+        .map_err(|e| TlsError::Refused(format!("the certificate does not match its key: {e}")))?;
+    Ok(certified)
+}
+
+/// A PEM chain (leaf first) and a PEM private key, as DER.
+pub fn parse_pem(
+    chain_pem: &str,
+    key_pem: &str,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), TlsError> {
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(chain_pem.as_bytes())
+        .collect::<Result<_, _>>()
+        .map_err(|e| TlsError::Refused(format!("the certificate chain cannot be read: {e}")))?;
+    if certs.is_empty() {
+        return Err(TlsError::Refused("the certificate chain is empty".into()));
+    }
+    let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes())
+        .map_err(|e| TlsError::Refused(format!("the private key cannot be read: {e}")))?;
+    Ok((certs, key))
+}
+
 /// A route's TLS configuration: TLS 1.3 only, with ring, HTTP/1.1, certificates from `slot`.
 pub fn server_config(slot: Arc<CertSlot>) -> Result<Arc<ServerConfig>, TlsError> {
+    config_with_alpn(slot, vec![b"http/1.1".to_vec()])
+}
+
+/// The own-domain route's configuration: as `server_config`, also answering TLS-ALPN-01.
+pub fn acme_server_config(slot: Arc<CertSlot>) -> Result<Arc<ServerConfig>, TlsError> {
+    config_with_alpn(slot, vec![b"http/1.1".to_vec(), ACME_TLS_ALPN.to_vec()])
+}
+
+fn config_with_alpn(slot: Arc<CertSlot>, alpn: Vec<Vec<u8>>) -> Result<Arc<ServerConfig>, TlsError> {
     let mut config = ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(|e| TlsError::Refused(format!("the TLS settings were refused: {e}")))?
         .with_no_client_auth()
         .with_cert_resolver(slot);
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = alpn;
     Ok(Arc::new(config))
 }
 

@@ -1,0 +1,7 @@
+//! The own-domain route: `https://<owner's hostname>/mcp`, reachable from the internet, with a
+//! certificate from an ACME CA (Let's Encrypt by default).
+
+pub mod acme;
+pub mod caa;
+pub mod certificate;
+pub mod dns;
