@@ -25,6 +25,45 @@ pub struct FileSettings {
     pub local: LocalSettings,
     #[serde(default)]
     pub lan: LanSettings,
+    #[serde(default)]
+    pub domain: DomainSettings,
+}
+
+/// `[domain]`: the route at the owner's own hostname, with an ACME certificate; off unless enabled.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DomainSettings {
+    #[serde(default)]
+    pub enabled: bool,
+    pub hostname: Option<String>,
+    /// Where to listen; `[::]:443` (every address, IPv4 and IPv6) unless given.
+    pub listen: Option<String>,
+    /// The ACME directory; Let's Encrypt's unless given.
+    pub acme_directory: Option<String>,
+    /// A contact address for the ACME account (the CA writes about expiring certificates).
+    pub email: Option<String>,
+    /// The DNS server (IP or IP:PORT) for the route's checks; the system's unless given.
+    pub resolver: Option<String>,
+    /// A PEM file of a CA to trust for the ACME server, beside the web's usual ones.
+    pub acme_root: Option<PathBuf>,
+    /// The CA's CAA identity, for a directory that does not name its own.
+    pub caa_identity: Option<String>,
+}
+
+/// The default listening address of the domain route.
+pub const DEFAULT_DOMAIN_LISTEN: &str = "[::]:443";
+
+/// The own-domain route's checked settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DomainPlan {
+    pub hostname: String,
+    pub listen: SocketAddr,
+    pub directory: String,
+    pub email: Option<String>,
+    /// None: the system's resolver.
+    pub resolver: Option<SocketAddr>,
+    pub acme_root: Option<PathBuf>,
+    pub caa_identity: Option<String>,
 }
 
 /// `[lan]`: the route over the owner's private network or VPN; off unless enabled.
@@ -141,6 +180,111 @@ pub fn lan_addr(text: &str) -> Result<SocketAddr, ConfigError> {
     Ok(addr)
 }
 
+/// The domain route's plan when it is enabled, checked.
+pub fn domain_plan(file: &FileSettings) -> Result<Option<DomainPlan>, ConfigError> {
+    let domain = &file.domain;
+    if !domain.enabled {
+        return Ok(None);
+    }
+    let hostname = domain.hostname.as_deref().ok_or_else(|| {
+        ConfigError::Invalid("the domain route is enabled without a hostname: set [domain] hostname".into())
+    })?;
+    Ok(Some(DomainPlan {
+        hostname: hostname_of(hostname)?,
+        listen: domain_listen(domain.listen.as_deref().unwrap_or(DEFAULT_DOMAIN_LISTEN))?,
+        directory: acme_directory(domain.acme_directory.as_deref())?,
+        email: domain.email.as_deref().map(email).transpose()?,
+        resolver: domain.resolver.as_deref().map(resolver).transpose()?,
+        acme_root: domain.acme_root.clone(),
+        caa_identity: domain.caa_identity.as_deref().map(hostname_of).transpose()?,
+    }))
+}
+
+/// A hostname for a certificate: letters, digits and hyphens in dot-separated labels of 1 to 63,
+/// at least two labels, no IP address; lower-cased.
+pub fn hostname_of(text: &str) -> Result<String, ConfigError> {
+    let name = text.trim().trim_end_matches('.').to_ascii_lowercase();
+    let refuse = |why: &str| Err(ConfigError::Invalid(format!("hostname \"{text}\" {why}")));
+    if name.parse::<std::net::IpAddr>().is_ok() {
+        return refuse("is an IP address: the domain route needs a name (the LAN route serves addresses)");
+    }
+    if name.is_empty() || name.len() > 253 {
+        return refuse("must be 1 to 253 characters");
+    }
+    let labels: Vec<&str> = name.split('.').collect();
+    if labels.len() < 2 {
+        return refuse("needs a domain, like journal.example.org");
+    }
+    for label in &labels {
+        let valid = !label.is_empty()
+            && label.len() <= 63
+            && !label.starts_with('-')
+            && !label.ends_with('-')
+            && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        if !valid {
+            return refuse(
+                "has a part that is not letters, digits and inner hyphens (write an international name in its xn-- form)",
+            );
+        }
+    }
+    if labels.last().is_some_and(|tld| tld.bytes().all(|b| b.is_ascii_digit())) {
+        return refuse("ends in a number, which no top-level domain is");
+    }
+    Ok(name)
+}
+
+fn domain_listen(text: &str) -> Result<SocketAddr, ConfigError> {
+    let addr: SocketAddr = text.trim().parse().map_err(|_| {
+        ConfigError::Invalid(format!(
+            "domain listen address \"{text}\" is not IP:PORT, like {DEFAULT_DOMAIN_LISTEN}"
+        ))
+    })?;
+    if addr.port() == 0 {
+        return Err(ConfigError::Invalid(format!(
+            "domain listen address {addr} has port 0: the CA and agents need a fixed port (443)"
+        )));
+    }
+    Ok(addr)
+}
+
+fn acme_directory(text: Option<&str>) -> Result<String, ConfigError> {
+    let Some(text) = text else {
+        return Ok(crate::domain::acme::LETS_ENCRYPT.to_string());
+    };
+    match url::Url::parse(text) {
+        Ok(url) if url.scheme() == "https" && url.host().is_some() => Ok(text.to_string()),
+        _ => Err(ConfigError::Invalid(format!(
+            "ACME directory \"{text}\" is not an https URL, like {}",
+            crate::domain::acme::LETS_ENCRYPT
+        ))),
+    }
+}
+
+fn email(text: &str) -> Result<String, ConfigError> {
+    let text = text.trim();
+    let valid = text
+        .split_once('@')
+        .is_some_and(|(user, domain)| !user.is_empty() && domain.contains('.') && !text.contains(char::is_whitespace));
+    if valid {
+        Ok(text.to_string())
+    } else {
+        Err(ConfigError::Invalid(format!("\"{text}\" is not an email address")))
+    }
+}
+
+/// A DNS server: IP or IP:PORT (port 53 unless given).
+pub fn resolver(text: &str) -> Result<SocketAddr, ConfigError> {
+    let text = text.trim();
+    if let Ok(ip) = text.parse::<std::net::IpAddr>() {
+        return Ok(SocketAddr::new(ip, 53));
+    }
+    text.parse().map_err(|_| {
+        ConfigError::Invalid(format!(
+            "DNS server \"{text}\" is not IP or IP:PORT, like 1.1.1.1 or 127.0.0.1:8053"
+        ))
+    })
+}
+
 /// Changes `journal.toml` with `change`, keeping everything else in it as it was, and writes it only
 /// if the result is still settings this version reads (so a bad edit changes nothing).
 pub fn edit(journal: &Path, change: impl FnOnce(&mut toml_edit::DocumentMut)) -> Result<(), ConfigError> {
@@ -163,6 +307,7 @@ pub fn edit(journal: &Path, change: impl FnOnce(&mut toml_edit::DocumentMut)) ->
     let edited = document.to_string();
     let settings: FileSettings = toml::from_str(&edited).map_err(|e| file_error(one_line(&e.to_string())))?;
     lan_plan(&settings)?;
+    domain_plan(&settings)?;
     fsio::write_atomic(&path, edited.as_bytes()).map_err(|e| file_error(e.to_string()))
 }
 
@@ -237,6 +382,64 @@ mod tests {
         }
         assert!(toml::from_str::<FileSettings>("[lan]\nenabled = \"yes\"\n").is_err());
         assert!(toml::from_str::<FileSettings>("[lan]\nport = 1\n").is_err());
+    }
+
+    #[test]
+    fn domain_plans() {
+        let plan = |text: &str| domain_plan(&toml::from_str::<FileSettings>(text).unwrap());
+        assert_eq!(
+            plan("[domain]\nhostname = \"j.example.org\"\n").unwrap(),
+            None,
+            "off unless enabled"
+        );
+        let on = plan("[domain]\nenabled = true\nhostname = \"Journal.Example.org.\"\n")
+            .unwrap()
+            .unwrap();
+        assert_eq!(on.hostname, "journal.example.org");
+        assert_eq!(on.listen, "[::]:443".parse().unwrap());
+        assert_eq!(on.directory, crate::domain::acme::LETS_ENCRYPT);
+        assert_eq!(on.resolver, None);
+        let full = plan(
+            "[domain]\nenabled = true\nhostname = \"j.test\"\nlisten = \"127.0.0.1:5001\"\nacme_directory = \"https://127.0.0.1:14000/dir\"\nemail = \"me@example.org\"\nresolver = \"127.0.0.1:8053\"\ncaa_identity = \"pebble.test\"\n",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(full.resolver, Some("127.0.0.1:8053".parse().unwrap()));
+        assert_eq!(resolver("9.9.9.9").unwrap(), "9.9.9.9:53".parse().unwrap());
+        for (text, says) in [
+            ("[domain]\nenabled = true\n", "without a hostname"),
+            ("[domain]\nenabled = true\nhostname = \"192.168.1.2\"\n", "IP address"),
+            ("[domain]\nenabled = true\nhostname = \"localhost\"\n", "needs a domain"),
+            (
+                "[domain]\nenabled = true\nhostname = \"bad_name.example\"\n",
+                "letters, digits",
+            ),
+            (
+                "[domain]\nenabled = true\nhostname = \"-x.example\"\n",
+                "letters, digits",
+            ),
+            ("[domain]\nenabled = true\nhostname = \"a.b.123\"\n", "ends in a number"),
+            (
+                "[domain]\nenabled = true\nhostname = \"j.example.org\"\nlisten = \"443\"\n",
+                "not IP:PORT",
+            ),
+            (
+                "[domain]\nenabled = true\nhostname = \"j.example.org\"\nacme_directory = \"http://acme.example/dir\"\n",
+                "not an https URL",
+            ),
+            (
+                "[domain]\nenabled = true\nhostname = \"j.example.org\"\nemail = \"me\"\n",
+                "not an email",
+            ),
+            (
+                "[domain]\nenabled = true\nhostname = \"j.example.org\"\nresolver = \"dns.google\"\n",
+                "not IP or IP:PORT",
+            ),
+        ] {
+            let error = plan(text).unwrap_err().to_string();
+            assert!(error.contains(says), "{text}: {error}");
+        }
+        assert!(toml::from_str::<FileSettings>("[domain]\nport = 1\n").is_err());
     }
 
     #[test]

@@ -18,7 +18,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::app::AppState;
-use crate::config::LanPlan;
+use crate::config::{DomainPlan, LanPlan};
 use crate::journal::Journal;
 use crate::journal::catalog::Depth;
 use crate::lan::limits::ConnectionLimiter;
@@ -26,6 +26,7 @@ use crate::mcp::session::{Limits, Sessions};
 use crate::oauth::client_metadata::{Fetcher, HttpsFetcher};
 use crate::routes;
 use crate::tls::private_range;
+use crate::tls::serving::ACME_TLS_ALPN;
 
 /// How often the catalog looks for files added or edited by hand.
 pub const SYNC_INTERVAL: Duration = Duration::from_secs(2);
@@ -87,6 +88,8 @@ pub struct Options {
     pub full_sync_every: u64,
     /// Where the LAN route listens, when it is on.
     pub lan: Option<LanPlan>,
+    /// The own-domain route, when it is on.
+    pub domain: Option<DomainPlan>,
 }
 
 impl Default for Options {
@@ -96,6 +99,7 @@ impl Default for Options {
             fetcher: Arc::new(HttpsFetcher::new()),
             full_sync_every: FULL_SYNC_EVERY,
             lan: None,
+            domain: None,
         }
     }
 }
@@ -112,6 +116,8 @@ pub enum StartError {
     Listen { addr: SocketAddr, source: std::io::Error },
     #[error("the LAN route could not start: {0}")]
     Lan(#[from] crate::tls::ca::TlsError),
+    #[error("the domain route could not start: {0}")]
+    Domain(#[from] crate::domain::serving::DomainError),
 }
 
 /// `start` with explicit options (tests use short deadlines and a fixture fetcher).
@@ -130,18 +136,56 @@ pub async fn start_with(
     let state = AppState::new(journal, Sessions::new(Limits::default()), options.fetcher);
     let router = routes::local::router(state.clone(), local_addr);
     let (shutdown, signal) = watch::channel(false);
+    // The local route serves first: the other routes' first checks (a CA to load, an ACME order)
+    // must not keep the owner's own tools waiting.
+    let mut running = Running {
+        local_addr,
+        state: state.clone(),
+        tasks: vec![tokio::spawn(accept_loop(listener, router, limits, signal, Gate::Plain))],
+        shutdown,
+    };
+    spawn_upkeep(
+        state.clone(),
+        running.shutdown.subscribe(),
+        options.full_sync_every.max(1),
+    );
+    match start_routes(&state, options.lan, options.domain, limits, &running.shutdown).await {
+        Ok(tasks) => {
+            running.tasks.extend(tasks);
+            Ok(running)
+        }
+        Err(error) => {
+            let _ = running.stop().await;
+            Err(error)
+        }
+    }
+}
+
+/// Starts the LAN and own-domain routes that are on.
+async fn start_routes(
+    state: &AppState,
+    lan: Option<LanPlan>,
+    domain: Option<DomainPlan>,
+    limits: ConnectionLimits,
+    shutdown: &watch::Sender<bool>,
+) -> Result<Vec<tokio::task::JoinHandle<()>>, StartError> {
     let mut tasks = Vec::new();
-    if let Some(plan) = options.lan {
+    if let Some(plan) = lan {
         tasks.push(crate::lan::start(state.clone(), plan, limits, shutdown.subscribe()).await?);
     }
-    spawn_upkeep(state.clone(), shutdown.subscribe(), options.full_sync_every.max(1));
-    tasks.push(tokio::spawn(accept_loop(listener, router, limits, signal, Gate::Plain)));
-    Ok(Running {
-        local_addr,
-        state,
-        shutdown,
-        tasks,
-    })
+    if let Some(plan) = domain {
+        match crate::domain::serving::start(state.clone(), plan, limits, shutdown.subscribe()).await {
+            Ok(task) => tasks.push(task),
+            Err(error) => {
+                let _ = shutdown.send(true);
+                for task in tasks {
+                    let _ = task.await;
+                }
+                return Err(error.into());
+            }
+        }
+    }
+    Ok(tasks)
 }
 
 /// What stands between an accepted socket and HTTP.
@@ -149,10 +193,12 @@ pub async fn start_with(
 pub(crate) enum Gate {
     /// Loopback: plain HTTP (the Host guard of the local route does the rest).
     Plain,
-    /// A TLS route: private peers only, connection limits, then the handshake.
+    /// A TLS route: connection limits (and, on the LAN route, private peers only), then the
+    /// handshake. A handshake for ACME's TLS-ALPN-01 challenge ends the connection.
     Tls {
         acceptor: tokio_rustls::TlsAcceptor,
         limiter: ConnectionLimiter,
+        private_peers_only: bool,
     },
 }
 
@@ -200,10 +246,14 @@ pub(crate) async fn accept_loop(
                     let _ = connection.await;
                 });
             }
-            Gate::Tls { acceptor, limiter } => {
-                // Refused before the handshake: a peer that is not on a private network, or one
-                // more connection than the limits allow. Dropping the socket closes it.
-                if !private_range::peer_allowed(peer.ip()) {
+            Gate::Tls {
+                acceptor,
+                limiter,
+                private_peers_only,
+            } => {
+                // Refused before the handshake: on the LAN route a peer that is not on a private
+                // network, and one more connection than the limits allow. Dropping the socket closes it.
+                if *private_peers_only && !private_range::peer_allowed(peer.ip()) {
                     tracing::debug!(%peer, "refused a connection from outside the private ranges");
                     continue;
                 }
@@ -218,6 +268,10 @@ pub(crate) async fn accept_loop(
                     else {
                         return;
                     };
+                    // The CA's validator only needed the handshake (RFC 8737): no HTTP follows.
+                    if stream.get_ref().1.alpn_protocol() == Some(ACME_TLS_ALPN) {
+                        return;
+                    }
                     let _ = watcher
                         .watch(http.serve_connection(TokioIo::new(stream), service))
                         .await;

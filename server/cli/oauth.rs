@@ -11,7 +11,7 @@ use crate::oauth::{pairing, store};
 use crate::{config, routes};
 
 /// The routes sign-in can be opened on.
-const ROUTES: [&str; 2] = [routes::LOCAL, routes::LAN];
+const ROUTES: [&str; 3] = [routes::LOCAL, routes::LAN, routes::DOMAIN];
 
 #[derive(Debug, Subcommand)]
 pub enum PairingCommand {
@@ -51,8 +51,14 @@ pub async fn pairing(journal: &Arc<Journal>, command: PairingCommand) -> anyhow:
         PairingCommand::Generate { route } => {
             check_route(&route)?;
             // A code for a route that is off would wait for a sign-in that cannot arrive.
-            if route == routes::LAN && config::lan_plan(&config::read_file(journal.root())?)?.is_none() {
+            let settings = config::read_file(journal.root())?;
+            if route == routes::LAN && config::lan_plan(&settings)?.is_none() {
                 bail!("the lan route is off: turn it on with `journal route enable lan` and restart `journal serve`");
+            }
+            if route == routes::DOMAIN && config::domain_plan(&settings)?.is_none() {
+                bail!(
+                    "the domain route is off: turn it on with `journal route enable domain --hostname H` and restart `journal serve`"
+                );
             }
             let code = store::open_code(&journal.db, &route, unix_now()).await.map_err(plain)?;
             println!(

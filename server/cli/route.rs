@@ -4,17 +4,20 @@
 //! owner installs on the devices that connect over the home network or VPN.
 
 use std::net::{IpAddr, SocketAddr};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use clap::Subcommand;
 
 use super::open_for_access;
-use crate::config::{self, LanPlan};
+use crate::config::{self, DomainPlan, LanPlan};
+use crate::domain::acme::{self, AcmeHttp};
+use crate::domain::dns::Resolver;
+use crate::domain::serving;
 use crate::journal::day::{format_timestamp, unix_now};
 use crate::lan::addresses;
 use crate::routes::status::{self, RouteStatus};
-use crate::routes::{LAN, LOCAL, Route};
+use crate::routes::{DOMAIN, LAN, LOCAL, Route};
 use crate::tls::ca::PrivateCa;
 
 #[derive(Debug, Subcommand)]
@@ -45,6 +48,34 @@ pub enum EnableRoute {
         #[arg(long, value_name = "IP:PORT")]
         addr: Option<String>,
     },
+    /// HTTPS at your own hostname, with a certificate from an ACME CA (Let's Encrypt by default).
+    /// Makes the ACME account, then checks the hostname's DNS and CAA records.
+    Domain(DomainArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DomainArgs {
+    /// The hostname agents will use (its A/AAAA record points at this computer).
+    #[arg(long)]
+    hostname: String,
+    /// The ACME directory (default: Let's Encrypt's).
+    #[arg(long, value_name = "URL")]
+    acme_directory: Option<String>,
+    /// A contact address for the ACME account.
+    #[arg(long)]
+    email: Option<String>,
+    /// Where to listen (default [::]:443).
+    #[arg(long, value_name = "IP:PORT")]
+    listen: Option<String>,
+    /// The DNS server for the route's checks (default: the system's).
+    #[arg(long, value_name = "IP[:PORT]")]
+    resolver: Option<String>,
+    /// A PEM file of a CA to trust for the ACME server (a private or test ACME CA).
+    #[arg(long, value_name = "FILE")]
+    acme_root: Option<PathBuf>,
+    /// The CA's CAA identity, for an ACME directory that does not name its own.
+    #[arg(long, value_name = "DOMAIN")]
+    caa_identity: Option<String>,
 }
 
 pub async fn run(dir: &Path, command: RouteCommand) -> anyhow::Result<()> {
@@ -53,6 +84,7 @@ pub async fn run(dir: &Path, command: RouteCommand) -> anyhow::Result<()> {
     match command {
         RouteCommand::List => list(dir, &journal.db).await,
         RouteCommand::Enable(EnableRoute::Lan { addr }) => enable_lan(dir, addr).await,
+        RouteCommand::Enable(EnableRoute::Domain(args)) => enable_domain(dir, args).await,
         RouteCommand::Disable { name } => disable(dir, &name),
         RouteCommand::Ca { pem } => {
             let ca = load_ca(dir).await?;
@@ -118,6 +150,79 @@ async fn enable_lan(dir: &Path, addr: Option<String>) -> anyhow::Result<()> {
     Ok(())
 }
 
+async fn enable_domain(dir: &Path, mut args: DomainArgs) -> anyhow::Result<()> {
+    // The server may start from another folder: the file is kept by its full path.
+    if let Some(root) = &args.acme_root {
+        let full = std::fs::canonicalize(root).map_err(|e| anyhow::anyhow!("--acme-root {}: {e}", root.display()))?;
+        args.acme_root = Some(full);
+    }
+    // The settings as they will be written, checked first (the same check `serve` makes).
+    let settings = config::FileSettings {
+        domain: config::DomainSettings {
+            enabled: true,
+            hostname: Some(args.hostname.clone()),
+            listen: args.listen.clone(),
+            acme_directory: args.acme_directory.clone(),
+            email: args.email.clone(),
+            resolver: args.resolver.clone(),
+            acme_root: args.acme_root.clone(),
+            caa_identity: args.caa_identity.clone(),
+        },
+        ..Default::default()
+    };
+    let plan = config::domain_plan(&settings)?.expect("enabled just above");
+    let resolver = match plan.resolver {
+        Some(server) => Resolver { server },
+        None => Resolver::system().map_err(anyhow::Error::msg)?,
+    };
+    let http = AcmeHttp::new(plan.acme_root.as_deref())?;
+    let account = acme::account(
+        dir,
+        &plan.directory,
+        plan.email.as_deref(),
+        plan.caa_identity.as_deref(),
+        http,
+    )
+    .await?;
+    if let Err(finding) = serving::check_names(&resolver, &plan.hostname, &account.url, &account.caa_identity).await {
+        bail!(
+            "{}; then run this command again (the domain route stays off until then)",
+            finding.text()
+        );
+    }
+    config::edit(dir, |doc| {
+        let domain = config::section(doc, "domain");
+        domain.insert("enabled", toml_edit::value(true));
+        domain.insert("hostname", toml_edit::value(plan.hostname.clone()));
+        let optional = [
+            ("listen", args.listen),
+            ("acme_directory", args.acme_directory),
+            ("email", plan.email.clone()),
+            ("resolver", args.resolver),
+            ("acme_root", args.acme_root.map(|p| p.display().to_string())),
+            ("caa_identity", plan.caa_identity.clone()),
+        ];
+        for (key, value) in optional {
+            match value {
+                Some(value) => domain.insert(key, toml_edit::value(value)),
+                None => domain.remove(key),
+            };
+        }
+    })?;
+    let url = Route::domain(&plan.hostname, plan.listen).mcp_url();
+    println!("The domain route is on. Restart `journal serve` for it to take effect; it will serve at {url}");
+    println!(
+        "with a certificate from {} (ACME account {}).",
+        plan.directory, account.url
+    );
+    println!(
+        "The CA checks the hostname by connecting to it on port 443: forward that port to {} if a router is in between.",
+        plan.listen
+    );
+    println!("Agents there sign in with a pairing code: `journal mcp pairing generate --route domain`.");
+    Ok(())
+}
+
 fn disable(dir: &Path, name: &str) -> anyhow::Result<()> {
     match name {
         LAN => {
@@ -127,10 +232,19 @@ fn disable(dir: &Path, name: &str) -> anyhow::Result<()> {
             println!("The LAN route is off from the next start of `journal serve` (restart it now to stop serving).");
             Ok(())
         }
+        DOMAIN => {
+            config::edit(dir, |doc| {
+                config::section(doc, "domain").insert("enabled", toml_edit::value(false));
+            })?;
+            println!(
+                "The domain route is off from the next start of `journal serve` (restart it now to stop serving)."
+            );
+            Ok(())
+        }
         LOCAL => bail!(
             "the local route cannot be turned off: it is how the owner's own tools and the owner app reach the journal"
         ),
-        other => bail!("unknown route \"{other}\": the route that can be turned off is lan"),
+        other => bail!("unknown route \"{other}\": the routes that can be turned off are lan and domain"),
     }
 }
 
@@ -156,7 +270,50 @@ async fn list(dir: &Path, db: &crate::db::Pool) -> anyhow::Result<()> {
             ca.fingerprint()
         );
     }
+    let domain = config::domain_plan(&settings)?;
+    let recorded = status::read(db, DOMAIN).await?;
+    for line in domain_lines(domain.as_ref(), recorded.as_ref()) {
+        println!("{line}");
+    }
     Ok(())
+}
+
+/// The domain route's lines of `route list`.
+fn domain_lines(plan: Option<&DomainPlan>, recorded: Option<&RouteStatus>) -> Vec<String> {
+    let pad = "             ";
+    let Some(plan) = plan else {
+        return vec!["domain  off  turn it on with `journal route enable domain --hostname H`".to_string()];
+    };
+    let url = Route::domain(&plan.hostname, plan.listen).mcp_url();
+    let mut lines = vec![format!("domain  on   {url}")];
+    match recorded.filter(|r| r.serving) {
+        Some(serving) => {
+            lines.push(format!(
+                "{pad}serving on {} as of {}",
+                plan.listen,
+                format_timestamp(serving.updated_at)
+            ));
+            if let Some(cert) = &serving.certificate {
+                lines.push(format!(
+                    "{pad}certificate: issued by {}, expires {}",
+                    cert.issuer,
+                    format_timestamp(cert.not_after)
+                ));
+                lines.push(format!("{pad}  SHA-256 {}", cert.fingerprint));
+            }
+        }
+        None if recorded.is_some_and(|r| r.error.is_some()) => {
+            lines.push(format!("{pad}not serving (see the last error)"));
+        }
+        None => lines.push(format!("{pad}not serving: start `journal serve`")),
+    }
+    lines.push(format!("{pad}ACME directory: {}", plan.directory));
+    let last = recorded
+        .and_then(|r| r.error.as_ref())
+        .map(|(error, at)| format!("{} {error}", format_timestamp(*at)))
+        .unwrap_or_else(|| "none".into());
+    lines.push(format!("{pad}last error: {last}"));
+    lines
 }
 
 /// The LAN route's lines of `route list`: from the settings and what the server last recorded.

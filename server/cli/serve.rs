@@ -43,6 +43,7 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
     let settings = config::read_file(&dir)?;
     let addr = config::local_addr(args.local_addr.as_deref(), &settings)?;
     let lan = config::lan_plan(&settings)?;
+    let domain = config::domain_plan(&settings)?;
     let journal = if args.demo {
         let options = demo::DemoOptions {
             days: 14,
@@ -60,6 +61,7 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
     };
     let options = crate::server::Options {
         lan,
+        domain: domain.clone(),
         ..Default::default()
     };
     let running = match crate::server::start_with(journal.clone(), addr, options).await {
@@ -67,12 +69,18 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
         Err(error @ StartError::Listen { .. }) => {
             bail!("{error} (is another journal already serving there? pick another with --local-addr)")
         }
-        Err(error) => bail!("{error}; fix it, or turn the route off with `journal route disable lan`"),
+        Err(error @ StartError::Lan(_)) => {
+            bail!("{error}; fix it, or turn the route off with `journal route disable lan`")
+        }
+        Err(error) => bail!("{error}; fix it, or turn the route off with `journal route disable domain`"),
     };
     let url = format!("http://{}/mcp", running.local_addr);
     say!("serving {} at {url}", journal.root().display());
     if lan.is_some() {
         print_lan(&running);
+    }
+    if domain.is_some() {
+        print_domain(&running);
     }
     if args.demo {
         let (connection, key) = connections::create_key(&journal.db, "demo").await?;
@@ -95,7 +103,7 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
         say!("the owner app: run `journal app` for a sign-in link");
     }
     say!("press Ctrl-C to stop");
-    shutdown_signal().await;
+    shutdown_signal(&running).await;
     say!("stopping");
     running.stop().await.context("the server did not stop cleanly")?;
     if args.demo {
@@ -104,6 +112,18 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
             .with_context(|| format!("could not remove the demo journal {}", dir.display()))?;
     }
     Ok(())
+}
+
+/// Where the own-domain route serves, or why it does not yet (it keeps checking).
+fn print_domain(running: &Running) {
+    match running.state.routes.domain() {
+        Some(domain) if domain.serving => say!("the domain route serves at {}", domain.mcp_url),
+        Some(domain) => say!(
+            "the domain route is not serving yet: {}; it checks again every minute (`journal route list`)",
+            domain.problem.as_deref().unwrap_or("no certificate yet")
+        ),
+        None => say!("the domain route is not serving: `journal route list` says why"),
+    }
 }
 
 /// Where the LAN route serves, or why it does not yet (it keeps trying).
@@ -155,7 +175,27 @@ fn print_demo_help(url: &str, key: &str, root: &Path) {
     );
 }
 
-async fn shutdown_signal() {
+/// Waits for SIGINT or SIGTERM. SIGHUP meanwhile makes the routes check their addresses, DNS and
+/// certificates at once (after the owner changed a DNS record, say) instead of at their next check.
+async fn shutdown_signal(running: &Running) {
+    #[cfg(unix)]
+    {
+        let routes = running.state.routes.clone();
+        if let Ok(mut hangup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+            tokio::spawn(async move {
+                while hangup.recv().await.is_some() {
+                    tracing::info!("SIGHUP: the routes check again now");
+                    routes.recheck.notify_waiters();
+                }
+            });
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = running;
+    wait_for_stop().await;
+}
+
+async fn wait_for_stop() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };

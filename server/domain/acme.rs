@@ -120,11 +120,12 @@ impl AcmeHttp {
             .parse()
             .map_err(|_| AcmeError::Refused(format!("\"{directory}\" is not a URL")))?;
         let fetch = async {
-            let response = self
-                .directory_client
-                .get(uri)
-                .await
-                .map_err(|e| AcmeError::Refused(format!("could not reach the ACME directory {directory}: {e}")))?;
+            let response = self.directory_client.get(uri).await.map_err(|e| {
+                AcmeError::Refused(format!(
+                    "could not reach the ACME directory {directory}: {}",
+                    causes(&e)
+                ))
+            })?;
             let status = response.status();
             let body = response
                 .into_body()
@@ -156,11 +157,23 @@ impl instant_acme::HttpClient for AcmeHttp {
         Box::pin(async move {
             match tokio::time::timeout(REQUEST_DEADLINE, response).await {
                 Ok(Ok(response)) => Ok(BytesResponse::from(response)),
-                Ok(Err(error)) => Err(instant_acme::Error::Other(Box::new(error))),
+                Ok(Err(error)) => Err(instant_acme::Error::Other(causes(&error).into())),
                 Err(_) => Err(instant_acme::Error::Str("the ACME server did not answer in time")),
             }
         })
     }
+}
+
+/// An error with its causes, as one line (hyper's own message is only "client error (Connect)").
+fn causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 fn account_path(journal_root: &Path) -> PathBuf {

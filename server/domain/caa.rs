@@ -81,7 +81,9 @@ pub fn problem(records: &[CaaRecord], wanted: &Wanted<'_>) -> Option<String> {
 }
 
 fn known_tag(tag: &str) -> bool {
-    ["issue", "issuewild", "iodef"].iter().any(|known| tag.eq_ignore_ascii_case(known))
+    ["issue", "issuewild", "iodef"]
+        .iter()
+        .any(|known| tag.eq_ignore_ascii_case(known))
 }
 
 /// An `issue` value: an optional issuer domain, then `;`-separated `key=value` parameters.
@@ -165,11 +167,15 @@ mod tests {
                 "every validation method",
             ),
             (
-                vec![issue(&format!("letsencrypt.org; accounturi={ACCOUNT}; validationmethods=http-01,tls-alpn-01"))],
+                vec![issue(&format!(
+                    "letsencrypt.org; accounturi={ACCOUNT}; validationmethods=http-01,tls-alpn-01"
+                ))],
                 "validation methods http-01,tls-alpn-01",
             ),
             (
-                vec![issue("letsencrypt.org; accounturi=https://acme.example/acct/7; validationmethods=tls-alpn-01")],
+                vec![issue(
+                    "letsencrypt.org; accounturi=https://acme.example/acct/7; validationmethods=tls-alpn-01",
+                )],
                 "the account https://acme.example/acct/7",
             ),
             (vec![issue(&exact()), issue("sectigo.com")], "also allows sectigo.com"),

@@ -147,7 +147,11 @@ mod tests {
             .mode();
         assert_eq!(mode & 0o777, 0o600);
         assert_eq!(load(dir.path(), "journal.example.org"), Some(stored));
-        assert_eq!(load(dir.path(), "other.example.org"), None, "another hostname orders anew");
+        assert_eq!(
+            load(dir.path(), "other.example.org"),
+            None,
+            "another hostname orders anew"
+        );
     }
 
     #[test]

@@ -169,7 +169,10 @@ impl Resolver {
     async fn over_tcp(&self, bytes: &[u8]) -> Result<Message, String> {
         let mut stream = TcpStream::connect(self.server).await.map_err(|e| e.to_string())?;
         let length = u16::try_from(bytes.len()).map_err(|_| "the question is too long".to_string())?;
-        stream.write_all(&length.to_be_bytes()).await.map_err(|e| e.to_string())?;
+        stream
+            .write_all(&length.to_be_bytes())
+            .await
+            .map_err(|e| e.to_string())?;
         stream.write_all(bytes).await.map_err(|e| e.to_string())?;
         let mut length = [0u8; 2];
         stream.read_exact(&mut length).await.map_err(|e| e.to_string())?;

@@ -1,7 +1,9 @@
 //! The own-domain route: `https://<owner's hostname>/mcp`, reachable from the internet, with a
-//! certificate from an ACME CA (Let's Encrypt by default).
+//! certificate from an ACME CA (Let's Encrypt by default). `serving` runs it; `acme`, `caa`, `dns`
+//! and `certificate` are its parts.
 
 pub mod acme;
 pub mod caa;
 pub mod certificate;
 pub mod dns;
+pub mod serving;

@@ -1,6 +1,6 @@
 //! Serving the LAN route: a TLS listener on each private address of this computer (or the one the
 //! owner named), a leaf certificate from the journal's private CA for exactly those addresses, and
-//! a watch every 30 seconds that follows the addresses as they come and go (Wi-Fi joined, VPN up)
+//! a watch every 30 seconds (or at once on SIGHUP) that follows the addresses as they come and go (Wi-Fi joined, VPN up)
 //! and renews the leaf before it runs out. Listeners of addresses that stay are never touched, so a
 //! change elsewhere drops no connection; new handshakes see a new leaf at once (`CertSlot`).
 //!
@@ -56,6 +56,7 @@ pub async fn start(
         gate: Gate::Tls {
             acceptor,
             limiter: ConnectionLimiter::default(),
+            private_peers_only: true,
         },
         leaf: None,
         listeners: BTreeMap::new(),
@@ -92,6 +93,7 @@ struct LanRoute {
 
 impl LanRoute {
     async fn run(mut self, mut stop: watch::Receiver<bool>) {
+        let routes = self.state.routes.clone();
         let mut tick = tokio::time::interval(WATCH_INTERVAL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         tick.tick().await;
@@ -102,6 +104,7 @@ impl LanRoute {
             };
             tokio::select! {
                 _ = tick.tick() => {}
+                _ = routes.recheck.notified() => {}
                 _ = stopping => break,
             }
             self.reconcile().await;

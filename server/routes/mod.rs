@@ -4,6 +4,7 @@
 //! only). The endpoints themselves are the same on every route (`endpoints`); what differs is the
 //! guard in front of them and whether the owner app is mounted.
 
+pub mod domain;
 pub mod lan;
 pub mod local;
 pub mod status;
@@ -29,6 +30,8 @@ use crate::oauth::{authorize, discovery, register, revoke, token};
 pub const LOCAL: &str = "local";
 /// The LAN route's name.
 pub const LAN: &str = "lan";
+/// The own-domain route's name.
+pub const DOMAIN: &str = "domain";
 
 /// One route, as its handlers need to know it.
 #[derive(Debug, Clone)]
@@ -38,6 +41,8 @@ pub struct Route {
     pub port: u16,
     /// The address the route's listener is bound to (its port is `port`).
     pub address: SocketAddr,
+    /// The own-domain route's hostname (the others are reached at their address).
+    pub hostname: Option<String>,
 }
 
 impl Route {
@@ -46,6 +51,7 @@ impl Route {
             name: LOCAL,
             port: address.port(),
             address,
+            hostname: None,
         }
     }
 
@@ -55,6 +61,17 @@ impl Route {
             name: LAN,
             port: address.port(),
             address,
+            hostname: None,
+        }
+    }
+
+    /// The own-domain route at `hostname`, served by a listener bound to `address`.
+    pub fn domain(hostname: &str, address: SocketAddr) -> Route {
+        Route {
+            name: DOMAIN,
+            port: address.port(),
+            address,
+            hostname: Some(hostname.to_string()),
         }
     }
 
@@ -66,6 +83,13 @@ impl Route {
     /// `https://[fd00::1]:7660`; the port is left out where it is the scheme's own.
     pub fn bound_origin(&self) -> String {
         let (scheme, default_port) = if self.secure() { ("https", 443) } else { ("http", 80) };
+        if let Some(hostname) = &self.hostname {
+            return if self.port == default_port {
+                format!("{scheme}://{hostname}")
+            } else {
+                format!("{scheme}://{hostname}:{}", self.port)
+            };
+        }
         if self.port == default_port {
             let host = match self.address {
                 SocketAddr::V4(v4) => v4.ip().to_string(),
@@ -240,5 +264,11 @@ mod tests {
             Route::lan("10.1.2.3:443".parse().unwrap()).bound_origin(),
             "https://10.1.2.3"
         );
+        let domain = Route::domain("journal.example.org", "[::]:443".parse().unwrap());
+        assert_eq!(domain.mcp_url(), "https://journal.example.org/mcp");
+        assert_eq!(domain.origins(), ["https://journal.example.org"]);
+        assert!(!domain.accepts_keys());
+        let test_port = Route::domain("journal.test", "127.0.0.1:5001".parse().unwrap());
+        assert_eq!(test_port.mcp_url(), "https://journal.test:5001/mcp");
     }
 }

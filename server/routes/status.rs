@@ -132,10 +132,23 @@ pub struct LanView {
     pub ca_fingerprint: String,
 }
 
-/// The routes of this server beyond loopback, for its owner app.
+/// The own-domain route as the running server's owner app shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DomainView {
+    pub mcp_url: String,
+    /// Whether it serves now (its checks pass and it has a certificate).
+    pub serving: bool,
+    /// What keeps it from serving, or went wrong last.
+    pub problem: Option<String>,
+}
+
+/// The routes of this server beyond loopback, for its owner app; and a way to ask them to look
+/// at their addresses, DNS and certificates now rather than at their next regular check (SIGHUP).
 #[derive(Debug, Default)]
 pub struct Board {
     lan: RwLock<Option<LanView>>,
+    domain: RwLock<Option<DomainView>>,
+    pub recheck: tokio::sync::Notify,
 }
 
 impl Board {
@@ -146,6 +159,18 @@ impl Board {
 
     pub fn set_lan(&self, view: Option<LanView>) {
         *self.lan.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = view;
+    }
+
+    /// The own-domain route, when this server serves it.
+    pub fn domain(&self) -> Option<DomainView> {
+        self.domain
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    pub fn set_domain(&self, view: Option<DomainView>) {
+        *self.domain.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = view;
     }
 }
 

@@ -51,7 +51,11 @@ impl CertSlot {
     /// Answers TLS-ALPN-01 handshakes for `server_name` with this certificate (DER) and key (PKCS#8).
     pub fn set_challenge(&self, server_name: &str, cert_der: Vec<u8>, key_der: Vec<u8>) -> Result<(), TlsError> {
         let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key_der));
-        let certified = Arc::new(certified(vec![CertificateDer::from(cert_der)], &key)?);
+        let signer = rustls::crypto::ring::sign::any_supported_type(&key)
+            .map_err(|e| TlsError::Refused(format!("the challenge key cannot sign: {e}")))?;
+        // Not `keys_match`: it parses the certificate as a server's, and the critical acmeIdentifier
+        // extension that makes this a challenge certificate is one no server certificate has.
+        let certified = Arc::new(CertifiedKey::new(vec![CertificateDer::from(cert_der)], signer));
         self.challenges
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -36,14 +36,15 @@ class MemoryStorage(TokenStorage):
         self.client_info = client_info
 
 
-def owner_approves(pairing_code, categories, captured, verify=True):
-    """A redirect handler that plays the owner in the browser (`verify`: what the browser trusts)."""
+def owner_approves(pairing_code, categories, captured, verify=True, transport=None):
+    """A redirect handler that plays the owner in the browser (`verify`: what the browser trusts;
+    `transport`: how it reaches names that only the test resolves)."""
 
     async def handler(authorization_url):
         query = parse_qs(urlparse(authorization_url).query)
         assert query["code_challenge_method"] == ["S256"]
         assert query["resource"][0].endswith("/mcp")
-        async with httpx.AsyncClient(verify=verify) as browser:
+        async with httpx.AsyncClient(verify=verify, transport=transport) as browser:
             page = await browser.get(authorization_url)
             assert page.status_code == 200, page.text
             assert "python-sdk wants to connect" in page.text

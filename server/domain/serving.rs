@@ -1,0 +1,396 @@
+//! Serving the own-domain route: at start and every 60 seconds (or at once on SIGHUP) the route
+//! checks that its hostname resolves (A/AAAA, not an alias) and that the relevant CAA set allows
+//! only this journal's ACME account and TLS-ALPN-01 at the CA; then it listens, and orders a
+//! certificate when it has none or fewer than 30 days remain. The new certificate goes into the
+//! listener's slot, so open connections keep going and new handshakes get it.
+//!
+//! When the DNS answers say the hostname or its CAA set drifted, the route stops serving (its
+//! listener closes) until they are right again; a DNS server that does not answer is not drift, and
+//! the route serves on. A failed order is retried with backoff (1 minute, doubling, at most 6 hours)
+//! while the current certificate, if any, keeps serving. Every outcome is recorded for
+//! `journal route list` and the owner app.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::acme::{self, AcmeAccount, AcmeHttp};
+use super::caa::{self, Wanted};
+use super::certificate::{self, Stored};
+use super::dns::{DnsError, Resolver};
+use crate::app::AppState;
+use crate::config::DomainPlan;
+use crate::journal::day::unix_now;
+use crate::lan::limits::ConnectionLimiter;
+use crate::routes::status::{self, Certificate, DomainView};
+use crate::routes::{self, DOMAIN, Route};
+use crate::server::{ConnectionLimits, Gate, accept_loop};
+use crate::tls::serving::{CertSlot, acme_server_config};
+
+/// How often the route checks DNS, CAA and its certificate.
+pub const CHECK_INTERVAL: Duration = Duration::from_secs(60);
+/// The validation method the route answers, as CAA records name it.
+pub const METHOD: &str = "tls-alpn-01";
+/// The first retry after a failed order, doubled after each further failure up to `MAX_BACKOFF`.
+const FIRST_BACKOFF: i64 = 60;
+const MAX_BACKOFF: i64 = 6 * 3600;
+
+/// Why the route could not start at all.
+#[derive(Debug, thiserror::Error)]
+pub enum DomainError {
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// Starts the route: checks and serves what it can now, then keeps checking until `stop`.
+pub async fn start(
+    state: AppState,
+    plan: DomainPlan,
+    limits: ConnectionLimits,
+    stop: watch::Receiver<bool>,
+) -> Result<JoinHandle<()>, DomainError> {
+    let resolver = match plan.resolver {
+        Some(server) => Resolver { server },
+        None => Resolver::system().map_err(DomainError::Setup)?,
+    };
+    // The extra root is read now: a wrong path is a setting to fix, not something to retry.
+    AcmeHttp::new(plan.acme_root.as_deref()).map_err(|e| DomainError::Setup(e.to_string()))?;
+    let slot = Arc::new(CertSlot::default());
+    let acceptor = tokio_rustls::TlsAcceptor::from(
+        acme_server_config(slot.clone()).map_err(|e| DomainError::Setup(e.to_string()))?,
+    );
+    let root = state.journal.root().to_path_buf();
+    let mut route = DomainRoute {
+        cert: certificate::load(&root, &plan.hostname),
+        root,
+        state,
+        plan,
+        limits,
+        slot,
+        gate: Gate::Tls {
+            acceptor,
+            limiter: ConnectionLimiter::default(),
+            private_peers_only: false,
+        },
+        resolver,
+        account: None,
+        listener: None,
+        retry_at: 0,
+        failures: 0,
+        last_problem: None,
+    };
+    if let Some(stored) = &route.cert
+        && let Err(error) = route.slot.install_pem(&stored.chain_pem, &stored.key_pem)
+    {
+        tracing::warn!(%error, "the stored certificate of the domain route cannot be served");
+        route.cert = None;
+    }
+    route.check().await;
+    Ok(tokio::spawn(route.run(stop)))
+}
+
+struct Listener {
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+struct DomainRoute {
+    state: AppState,
+    plan: DomainPlan,
+    root: PathBuf,
+    limits: ConnectionLimits,
+    slot: Arc<CertSlot>,
+    gate: Gate,
+    resolver: Resolver,
+    /// Loaded when an order needs it (loading asks the CA).
+    account: Option<AcmeAccount>,
+    cert: Option<Stored>,
+    listener: Option<Listener>,
+    /// No order before this time (unix seconds), after failures.
+    retry_at: i64,
+    failures: u32,
+    last_problem: Option<String>,
+}
+
+/// What a check found wrong.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Finding {
+    /// The hostname or its CAA set is not as the route needs: stop serving.
+    Drift(String),
+    /// Something that may pass by itself (a DNS server that did not answer, a CA that failed):
+    /// serve on with what the route has.
+    Trouble(String),
+}
+
+impl DomainRoute {
+    async fn run(mut self, mut stop: watch::Receiver<bool>) {
+        let routes = self.state.routes.clone();
+        let mut tick = tokio::time::interval(CHECK_INTERVAL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
+        loop {
+            let stopping = async {
+                let _ = stop.wait_for(|s| *s).await;
+            };
+            tokio::select! {
+                _ = tick.tick() => {}
+                _ = routes.recheck.notified() => {}
+                _ = stopping => break,
+            }
+            self.check().await;
+        }
+        self.close().await;
+        self.state.routes.set_domain(None);
+        if let Err(error) = status::record_stopped(&self.state.journal.db, DOMAIN, unix_now()).await {
+            tracing::warn!(%error, "could not record that the domain route stopped");
+        }
+    }
+
+    /// One check: DNS and CAA, the listener, the certificate; then the outcome is published.
+    async fn check(&mut self) {
+        let now = unix_now();
+        let finding = match self.dns_and_caa().await {
+            Err(Finding::Drift(problem)) => {
+                self.close().await;
+                Some(Finding::Drift(problem))
+            }
+            other => {
+                let trouble = other.err();
+                match self.open().await {
+                    Err(problem) => Some(Finding::Trouble(problem)),
+                    Ok(()) => match self.renew_if_due(now).await {
+                        Err(problem) => Some(Finding::Trouble(problem)),
+                        Ok(()) => trouble,
+                    },
+                }
+            }
+        };
+        let problem = finding.map(|finding| match finding {
+            Finding::Drift(problem) | Finding::Trouble(problem) => problem,
+        });
+        self.publish(problem, now).await;
+    }
+
+    /// The hostname must resolve, not be an alias, and its CAA set must allow only this account.
+    async fn dns_and_caa(&mut self) -> Result<(), Finding> {
+        let (url, identity) = self.identity().await.map_err(Finding::Trouble)?;
+        check_names(&self.resolver, &self.plan.hostname, &url, &identity).await
+    }
+
+    /// The account's URL and the CA's CAA identity: from the stored account (no network), or by
+    /// loading or making it.
+    async fn identity(&mut self) -> Result<(String, String), String> {
+        let override_identity = self.plan.caa_identity.clone();
+        if let Some(account) = &self.account {
+            return Ok((account.url.clone(), account.caa_identity.clone()));
+        }
+        match acme::stored(&self.root, &self.plan.directory) {
+            Ok(Some((url, identity))) => return Ok((url, override_identity.unwrap_or(identity))),
+            Ok(None) => {}
+            Err(error) => return Err(error.to_string()),
+        }
+        let account = self.load_account().await?;
+        Ok((account.url.clone(), account.caa_identity.clone()))
+    }
+
+    async fn load_account(&mut self) -> Result<&AcmeAccount, String> {
+        if self.account.is_none() {
+            let http = AcmeHttp::new(self.plan.acme_root.as_deref()).map_err(|e| e.to_string())?;
+            let account = acme::account(
+                &self.root,
+                &self.plan.directory,
+                self.plan.email.as_deref(),
+                self.plan.caa_identity.as_deref(),
+                http,
+            )
+            .await
+            .map_err(|e| format!("the ACME account at {} is not usable: {e}", self.plan.directory))?;
+            self.account = Some(account);
+        }
+        Ok(self.account.as_ref().expect("set just above"))
+    }
+
+    /// Listens, if not already.
+    async fn open(&mut self) -> Result<(), String> {
+        if self.listener.is_some() {
+            return Ok(());
+        }
+        let listen = self.plan.listen;
+        let listener = TcpListener::bind(listen)
+            .await
+            .map_err(|e| format!("could not listen on {listen}: {e}"))?;
+        let (stop, signal) = watch::channel(false);
+        let router = routes::domain::router(self.state.clone(), self.route());
+        let task = tokio::spawn(accept_loop(listener, router, self.limits, signal, self.gate.clone()));
+        tracing::info!("the domain route listens on {listen} for {}", self.route().mcp_url());
+        self.listener = Some(Listener { stop, task });
+        Ok(())
+    }
+
+    /// Stops listening; requests in flight finish (up to the drain limit).
+    async fn close(&mut self) {
+        if let Some(listener) = self.listener.take() {
+            let _ = listener.stop.send(true);
+            let _ = listener.task.await;
+            tracing::info!("the domain route stopped serving");
+        }
+    }
+
+    fn route(&self) -> Route {
+        Route::domain(&self.plan.hostname, self.plan.listen)
+    }
+
+    /// Orders a certificate when there is none or fewer than 30 days remain, unless backing off.
+    async fn renew_if_due(&mut self, now: i64) -> Result<(), String> {
+        let due = self.cert.as_ref().is_none_or(|cert| cert.needs_renewal(now));
+        if !due || now < self.retry_at {
+            return Ok(());
+        }
+        match self.order().await {
+            Ok(stored) => {
+                self.failures = 0;
+                self.retry_at = 0;
+                tracing::info!(
+                    not_after = stored.not_after,
+                    "the domain route has a new certificate from {}",
+                    stored.issuer
+                );
+                self.cert = Some(stored);
+                Ok(())
+            }
+            Err(problem) => {
+                self.failures += 1;
+                let wait = backoff(self.failures);
+                self.retry_at = now + wait;
+                Err(format!(
+                    "{problem} (tried {} times; next in {} minutes)",
+                    self.failures,
+                    wait / 60
+                ))
+            }
+        }
+    }
+
+    async fn order(&mut self) -> Result<Stored, String> {
+        let hostname = self.plan.hostname.clone();
+        let slot = self.slot.clone();
+        let account = self.load_account().await?;
+        let issued = acme::order(&account.account, &hostname, &slot)
+            .await
+            .map_err(|e| format!("the CA did not issue a certificate for {hostname}: {e}"))?;
+        let stored = Stored::from_pem(issued.chain_pem, issued.key_pem, &hostname)
+            .map_err(|e| format!("the CA's certificate for {hostname} is not usable: {e}"))?;
+        self.slot
+            .install_pem(&stored.chain_pem, &stored.key_pem)
+            .map_err(|e| format!("the CA's certificate for {hostname} is not usable: {e}"))?;
+        if let Err(error) = certificate::save(&self.root, &stored) {
+            // It serves from memory; the next start orders again.
+            tracing::warn!(%error, "could not keep the domain route's certificate on disk");
+        }
+        Ok(stored)
+    }
+
+    /// Tells the owner app and `journal route list` what the route does and what went wrong.
+    async fn publish(&mut self, problem: Option<String>, now: i64) {
+        let serving = self.listener.is_some() && self.cert.is_some();
+        let route = self.route();
+        self.state.routes.set_domain(Some(DomainView {
+            mcp_url: route.mcp_url(),
+            serving,
+            problem: problem.clone(),
+        }));
+        if problem != self.last_problem {
+            match &problem {
+                Some(problem) => tracing::warn!("domain route: {problem}"),
+                None => tracing::info!("the domain route's checks pass"),
+            }
+        }
+        let db = &self.state.journal.db;
+        let mut recorded = Ok(());
+        if let Some(cert) = self.cert.as_ref().filter(|_| serving) {
+            let certificate = Certificate {
+                issuer: cert.issuer.clone(),
+                not_after: cert.not_after,
+                fingerprint: cert.fingerprint.clone(),
+            };
+            recorded = status::record_serving(db, DOMAIN, &[self.plan.listen], &certificate, now).await;
+        }
+        if let Some(problem) = &problem {
+            recorded = recorded.and(status::record_error(db, DOMAIN, problem, serving, now).await);
+        } else if !serving {
+            recorded = recorded.and(status::record_stopped(db, DOMAIN, now).await);
+        }
+        if let Err(error) = recorded {
+            tracing::warn!(%error, "could not record the domain route's state");
+        }
+        self.last_problem = problem;
+    }
+}
+
+/// The route's DNS rule: `hostname` resolves (A or AAAA), is not an alias, and its relevant CAA
+/// set allows only `caa_identity`, for the account at `account_url`, by TLS-ALPN-01.
+pub async fn check_names(
+    resolver: &Resolver,
+    hostname: &str,
+    account_url: &str,
+    caa_identity: &str,
+) -> Result<(), Finding> {
+    let dns_trouble = |error: DnsError| Finding::Trouble(format!("could not check {hostname}: {error}"));
+    let addresses = resolver.addresses(hostname).await.map_err(dns_trouble)?;
+    if let Some(target) = addresses.alias_of {
+        return Err(Finding::Drift(format!(
+            "{hostname} is an alias (CNAME) of {target}: give it its own A or AAAA record pointing at this computer"
+        )));
+    }
+    if addresses.ips.is_empty() {
+        return Err(Finding::Drift(format!(
+            "{hostname} does not resolve: give it an A or AAAA record pointing at this computer"
+        )));
+    }
+    let (_, records) = resolver.caa_set(hostname).await.map_err(dns_trouble)?;
+    let wanted = Wanted {
+        issuer: caa_identity,
+        account: account_url,
+        method: METHOD,
+    };
+    match caa::problem(&records, &wanted) {
+        None => Ok(()),
+        Some(problem) => Err(Finding::Drift(format!(
+            "{hostname}: {problem}; set the record {}",
+            wanted.record(hostname)
+        ))),
+    }
+}
+
+impl Finding {
+    pub fn text(&self) -> &str {
+        match self {
+            Finding::Drift(text) | Finding::Trouble(text) => text,
+        }
+    }
+}
+
+/// Seconds to wait after the `failures`-th failed order in a row.
+fn backoff(failures: u32) -> i64 {
+    let doublings = failures.saturating_sub(1).min(20);
+    (FIRST_BACKOFF << doublings).min(MAX_BACKOFF)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_to_six_hours() {
+        assert_eq!(backoff(1), 60);
+        assert_eq!(backoff(2), 120);
+        assert_eq!(backoff(3), 240);
+        assert_eq!(backoff(9), 60 << 8);
+        assert_eq!(backoff(10), 6 * 3600);
+        assert_eq!(backoff(u32::MAX), 6 * 3600);
+    }
+}

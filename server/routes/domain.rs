@@ -1,0 +1,87 @@
+//! The own-domain route: `https://<owner's hostname>/mcp`, for agents anywhere, including the ones
+//! that run in someone's cloud (Claude on the web, ChatGPT). TLS with the route's ACME certificate
+//! is terminated by the listener; this router adds the Host rule (exactly the hostname, with the
+//! port when it is not 443) and serves the same endpoints as every route, without the owner app and
+//! without keys: agents here sign in.
+//!
+//! Browser-based clients call the route from their own pages (CORS): the Origin is not restricted
+//! here, since a bearer token, never a cookie, is what authorizes a call.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, header};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+
+use super::{Route, endpoints, forbidden};
+use crate::app::AppState;
+
+/// The router of the own-domain route.
+pub fn router(state: AppState, route: Route) -> Router {
+    endpoints(route.clone(), Router::new())
+        .layer(middleware::from_fn_with_state(Arc::new(route), guard))
+        .with_state(state)
+}
+
+async fn guard(State(route): State<Arc<Route>>, request: Request, next: Next) -> Response {
+    if host_allowed(request.headers(), &route) {
+        next.run(request).await
+    } else {
+        forbidden(
+            "host_not_allowed",
+            "this address only answers requests for its own hostname",
+        )
+    }
+}
+
+/// The Host is the route's hostname (in any case), with its port when the
+/// listener's port is not 443 (and optionally `:443` when it is).
+pub fn host_allowed(headers: &HeaderMap, route: &Route) -> bool {
+    let Some(hostname) = route.hostname.as_deref() else {
+        return false;
+    };
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    let (name, port) = match host.rsplit_once(':') {
+        Some((name, port)) => (name, port.parse::<u16>().ok()),
+        None => (host, Some(443)),
+    };
+    port == Some(route.port) && name.eq_ignore_ascii_case(hostname)
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::HeaderValue;
+
+    use super::*;
+
+    fn allowed(host: &str, route: &Route) -> bool {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::HOST, HeaderValue::from_str(host).unwrap());
+        host_allowed(&headers, route)
+    }
+
+    #[test]
+    fn hosts() {
+        let standard = Route::domain("journal.example.org", "[::]:443".parse().unwrap());
+        for good in ["journal.example.org", "JOURNAL.example.org", "journal.example.org:443"] {
+            assert!(allowed(good, &standard), "{good}");
+        }
+        for bad in [
+            "journal.example.org:8443",
+            "evil.example.org",
+            "journal.example.org.evil.com",
+            "203.0.113.5",
+            "localhost",
+            "",
+            "journal.example.org:",
+        ] {
+            assert!(!allowed(bad, &standard), "{bad}");
+        }
+        let test_port = Route::domain("journal.test", "127.0.0.1:5001".parse().unwrap());
+        assert!(allowed("journal.test:5001", &test_port));
+        assert!(!allowed("journal.test", &test_port));
+        assert!(!allowed("127.0.0.1:5001", &test_port));
+    }
+}
