@@ -20,7 +20,7 @@ use crate::auth::AuthError;
 use crate::journal::day::{format_timestamp, unix_now};
 use crate::oauth::form::Params;
 use crate::oauth::{pages, pairing, store};
-use crate::routes::status::LanView;
+use crate::routes::status::{DomainView, LanView};
 use crate::routes::{self, Route};
 
 /// One route the owner can pick.
@@ -33,7 +33,15 @@ pub struct RouteChoice {
 }
 
 /// The routes in the order the page lists them, as this server serves them.
-fn route_choices(lan: Option<&LanView>) -> Vec<RouteChoice> {
+fn route_choices(lan: Option<&LanView>, domain: Option<&DomainView>) -> Vec<RouteChoice> {
+    let domain_description = match domain {
+        None => "HTTPS with a certificate from Let's Encrypt; Claude on the web and ChatGPT need it. Off: turn it on with `journal route enable domain --hostname H`.".into(),
+        Some(domain) if !domain.serving => format!(
+            "On, but not serving: {}.",
+            domain.problem.as_deref().unwrap_or("it has no certificate yet").trim_end_matches('.')
+        ),
+        Some(domain) => format!("For agents anywhere, including Claude on the web and ChatGPT: {}.", domain.mcp_url),
+    };
     let lan_description = match lan {
         None => "HTTPS with a certificate from your journal's own authority. Off: turn it on with `journal route enable lan`.".into(),
         Some(lan) if lan.addresses.is_empty() => {
@@ -55,10 +63,10 @@ fn route_choices(lan: Option<&LanView>) -> Vec<RouteChoice> {
             ready: lan.is_some_and(|lan| !lan.addresses.is_empty()),
         },
         RouteChoice {
-            name: "domain",
+            name: routes::DOMAIN,
             title: "Anywhere, at your own domain",
-            description: "HTTPS with a certificate from Let's Encrypt; Claude on the web and ChatGPT need it. Not set up on this journal.".into(),
-            ready: false,
+            description: domain_description,
+            ready: domain.is_some_and(|domain| domain.serving),
         },
     ]
 }
@@ -92,6 +100,15 @@ fn chosen(state: &AppState, owner: &Owner, name: &str) -> Option<Chosen> {
                 name: routes::LAN,
                 addresses: lan.addresses.iter().map(|addr| Route::lan(*addr).mcp_url()).collect(),
                 ca_fingerprint: Some(lan.ca_fingerprint),
+            }),
+        routes::DOMAIN => state
+            .routes
+            .domain()
+            .filter(|domain| domain.serving)
+            .map(|domain| Chosen {
+                name: routes::DOMAIN,
+                addresses: vec![domain.mcp_url],
+                ca_fingerprint: None,
             }),
         _ => None,
     }
@@ -136,14 +153,16 @@ pub async fn show(State(state): State<AppState>, owner: Owner, RawQuery(query): 
     let route = match chosen(&state, &owner, name) {
         Some(route) => route,
         None => {
-            let lan = state.routes.lan();
-            let Some(choice) = route_choices(lan.as_ref()).into_iter().find(|c| c.name == name) else {
+            let (lan, domain) = (state.routes.lan(), state.routes.domain());
+            let Some(choice) = route_choices(lan.as_ref(), domain.as_ref())
+                .into_iter()
+                .find(|c| c.name == name)
+            else {
                 return malformed();
             };
             error = Some(format!(
-                "The {} route is not serving on this journal ({}), so this page shows the local route.",
-                choice.name,
-                choice.description.trim_end_matches('.').to_lowercase()
+                "The {} route is not serving on this journal, so this page shows the local route. {}",
+                choice.name, choice.description
             ));
             local(&owner)
         }
@@ -229,7 +248,7 @@ async fn gather(
         nonce: pages::nonce(),
         csrf: owner.csrf.clone(),
         section: "connect",
-        routes: route_choices(state.routes.lan().as_ref()),
+        routes: route_choices(state.routes.lan().as_ref(), state.routes.domain().as_ref()),
         route: route.name,
         clients: clients::for_route(route.name, &address),
         address,

@@ -320,3 +320,157 @@ fn the_route_commands_change_journal_toml_and_refuse_what_cannot_work() {
     assert!(error.contains("journal.toml"), "{error}");
     assert_eq!(std::fs::read_to_string(&toml).unwrap(), "[lan\n");
 }
+
+#[tokio::test]
+async fn the_connect_page_offers_the_domain_route_only_while_it_serves() {
+    use crate::app::{csrf_of, get, own_origin, post_form, sign_in, text};
+    use journal::routes::status::DomainView;
+
+    let server = TestServer::start().await;
+    let cookie = sign_in(&server).await;
+    let off = text(&get(&server, "/app/connect?route=domain", Some(&cookie)).await);
+    assert!(off.contains("The domain route is not serving on this journal"), "{off}");
+    assert!(off.contains("journal route enable domain --hostname H"), "{off}");
+
+    // On, but its checks fail: the page says why, and it cannot be picked.
+    server.state().routes.set_domain(Some(DomainView {
+        mcp_url: "https://journal.example.org/mcp".into(),
+        serving: false,
+        problem: Some("journal.example.org does not resolve".into()),
+    }));
+    let failing = get(&server, "/app/connect?route=domain", Some(&cookie)).await;
+    let html = text(&failing);
+    assert!(
+        html.contains("On, but not serving: journal.example.org does not resolve."),
+        "{html}"
+    );
+    let refused = post_form(
+        &server,
+        "/app/connect/code",
+        Some(&cookie),
+        Some(&own_origin(&server)),
+        &format!("csrf={}&route=domain", csrf_of(&failing)),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+
+    server.state().routes.set_domain(Some(DomainView {
+        mcp_url: "https://journal.example.org/mcp".into(),
+        serving: true,
+        problem: None,
+    }));
+    let page = get(&server, "/app/connect?route=domain", Some(&cookie)).await;
+    let html = text(&page);
+    assert!(
+        html.contains("claude mcp add --transport http journal https://journal.example.org/mcp"),
+        "{html}"
+    );
+    assert!(
+        html.contains("Settings → Connectors → Add custom connector, with the URL https://journal.example.org/mcp")
+    );
+    assert!(
+        !html.contains("needs your own-domain route"),
+        "hosted clients can use this route"
+    );
+    let made = post_form(
+        &server,
+        "/app/connect/code",
+        Some(&cookie),
+        Some(&own_origin(&server)),
+        &format!("csrf={}&route=domain", csrf_of(&page)),
+    )
+    .await;
+    assert_eq!(made.status, StatusCode::OK);
+    assert!(
+        store::code_expiry(&server.journal.db, "domain", unix_now())
+            .await
+            .unwrap()
+            .is_some()
+    );
+}
+
+#[tokio::test]
+async fn the_domain_route_answers_only_its_hostname_and_refuses_keys() {
+    let server = TestServer::start().await;
+    let key = server.key("script", &["transcripts"], None).await;
+    let route = routes::Route::domain("journal.example.org", "[::]:443".parse().unwrap());
+    let call = |host: &'static str, bearer: Option<String>| {
+        let mut router = routes::domain::router(server.state(), route.clone());
+        let mut request = Request::builder()
+            .method(Method::POST)
+            .uri("/mcp")
+            .header("host", host)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(bearer) = bearer {
+            request = request.header("authorization", bearer);
+        }
+        let request = request.body(Body::from(initialize())).unwrap();
+        async move { tower_service::Service::call(&mut router, request).await.unwrap() }
+    };
+    let wrong_host = call("journal.example.org.evil.com", None).await;
+    assert_eq!(wrong_host.status(), StatusCode::FORBIDDEN);
+    let keyed = call("journal.example.org", Some(format!("Bearer {key}"))).await;
+    assert_eq!(keyed.status(), StatusCode::UNAUTHORIZED);
+    let challenge = keyed.headers()["www-authenticate"].to_str().unwrap().to_string();
+    assert!(
+        challenge.contains("resource_metadata=\"https://journal.example.org/.well-known/oauth-protected-resource\""),
+        "{challenge}"
+    );
+}
+
+#[test]
+fn the_domain_route_is_refused_before_anything_is_written() {
+    use crate::cli::{fails, ok};
+
+    let dir = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (vec!["--hostname", "192.168.1.2"], "IP address"),
+        (vec!["--hostname", "localhost"], "needs a domain"),
+        (vec!["--hostname", "j.example.org", "--listen", "443"], "not IP:PORT"),
+        (
+            vec![
+                "--hostname",
+                "j.example.org",
+                "--acme-directory",
+                "http://acme.example/dir",
+            ],
+            "not an https URL",
+        ),
+        (vec!["--hostname", "j.example.org", "--email", "me"], "not an email"),
+        (
+            vec!["--hostname", "j.example.org", "--resolver", "dns.example"],
+            "not IP or IP:PORT",
+        ),
+        (
+            vec!["--hostname", "j.example.org", "--acme-root", "/nonexistent/root.pem"],
+            "--acme-root",
+        ),
+        (
+            // Nothing listens there: the ACME directory cannot be reached, and nothing is written.
+            vec![
+                "--hostname",
+                "j.example.org",
+                "--acme-directory",
+                "https://127.0.0.1:9/dir",
+                "--caa-identity",
+                "x.test",
+            ],
+            "could not reach the ACME directory",
+        ),
+    ] {
+        let mut full = vec!["route", "enable", "domain"];
+        full.extend(args.iter().copied());
+        let error = fails(dir.path(), &full);
+        assert!(error.contains(says), "{args:?}: {error}");
+        assert!(!dir.path().join("journal.toml").exists(), "{args:?} wrote settings");
+    }
+    let off = fails(dir.path(), &["mcp", "pairing", "generate", "--route", "domain"]);
+    assert!(off.contains("the domain route is off"), "{off}");
+    assert!(
+        ok(dir.path(), &["route", "list"])
+            .contains("domain  off  turn it on with `journal route enable domain --hostname H`")
+    );
+    ok(dir.path(), &["route", "disable", "domain"]);
+    assert!(ok(dir.path(), &["route", "list"]).contains("domain  off"));
+}
