@@ -75,7 +75,8 @@ pub fn remove_durable(path: &Path) -> io::Result<()> {
 
 /// Creates a folder and its parents, flushing each new entry so the folder survives a crash.
 pub fn create_dir_all_durable(path: &Path) -> io::Result<()> {
-    if path.is_dir() {
+    // The parent of a relative name such as `journal` is the empty path: the working folder.
+    if path.as_os_str().is_empty() || path.is_dir() {
         return Ok(());
     }
     if let Some(parent) = path.parent() {
@@ -118,6 +119,7 @@ pub fn make_private(path: &Path) -> io::Result<()> {
 }
 
 fn sync_dir(path: &Path) -> io::Result<()> {
+    let path = if path.as_os_str().is_empty() { Path::new(".") } else { path };
     File::open(path)?.sync_all()
 }
 

@@ -514,3 +514,24 @@ fn the_lan_ca_is_made_once_and_printed_without_its_key() {
     std::fs::write(&key, "garbage").unwrap();
     assert!(fails(dir, &["route", "ca"]).contains("not a key this journal made"));
 }
+
+#[test]
+fn a_relative_journal_folder_works_from_the_folder_it_is_in() {
+    let parent = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_journal"))
+            .current_dir(parent.path())
+            .args(args)
+            .env_remove("JOURNAL_HOME")
+            .output()
+            .unwrap()
+    };
+    let demo = run(&["demo", "relative", "--days", "1", "--segments-per-day", "1"]);
+    assert!(demo.status.success(), "{}", String::from_utf8_lossy(&demo.stderr));
+    assert!(parent.path().join("relative/facets").is_dir());
+    let listed = run(&["--journal", "relative", "route", "list"]);
+    assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
+    let enabled = run(&["--journal", "relative", "route", "enable", "lan"]);
+    assert!(enabled.status.success(), "{}", String::from_utf8_lossy(&enabled.stderr));
+    assert!(parent.path().join("relative/journal.toml").is_file());
+}
