@@ -119,7 +119,11 @@ pub fn make_private(path: &Path) -> io::Result<()> {
 }
 
 fn sync_dir(path: &Path) -> io::Result<()> {
-    let path = if path.as_os_str().is_empty() { Path::new(".") } else { path };
+    let path = if path.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        path
+    };
     File::open(path)?.sync_all()
 }
 

@@ -147,7 +147,12 @@ pub async fn start(
 }
 
 /// POST /authorize: the consent form.
-pub async fn decide(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
+pub async fn decide(
+    State(state): State<AppState>,
+    Extension(route): Extension<Arc<Route>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
     let now = unix_now();
     let db = &state.journal.db;
     let bytes = match form::body(&headers, body, "application/x-www-form-urlencoded").await {
@@ -166,8 +171,9 @@ pub async fn decide(State(state): State<AppState>, headers: HeaderMap, body: Bod
         return expired();
     };
     let pending = match store::pending(db, id, csrf, now).await {
-        Ok(Some(pending)) => pending,
-        Ok(None) => return expired(),
+        // A sign-in started on one route is finished on that route only.
+        Ok(Some(pending)) if pending.route == route.name => pending,
+        Ok(_) => return expired(),
         Err(e) => return e.into_response(),
     };
     let client_name = match store::client(db, &pending.client_id).await {

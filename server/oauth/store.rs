@@ -502,8 +502,19 @@ pub struct TokenPair {
 }
 
 /// Exchanges an authorization code. A code presented twice revokes everything it issued.
+/// The route a grant belongs to.
+async fn grant_route(pool: &Pool, connection_id: &str) -> Result<Option<String>, OAuthError> {
+    Ok(
+        sqlx::query_scalar("SELECT route FROM oauth_grants WHERE connection_id = ?")
+            .bind(connection_id)
+            .fetch_optional(pool)
+            .await?,
+    )
+}
+
 pub async fn exchange_code(
     pool: &Pool,
+    route: &str,
     code: &str,
     client_id: &str,
     redirect_uri: &str,
@@ -518,6 +529,12 @@ pub async fn exchange_code(
         return Err(OAuthError::invalid_grant("the authorization code is not valid"));
     };
     let connection_id: String = row.get(0);
+    // A code is redeemed on the route that issued it, and nowhere else (nothing is spent here).
+    if grant_route(pool, &connection_id).await?.as_deref() != Some(route) {
+        return Err(OAuthError::invalid_grant(
+            "the authorization code was issued on another route",
+        ));
+    }
     if row.get::<Option<i64>, _>(5).is_some() {
         // RFC 6749 4.1.2: a reused code means it leaked; revoke what it granted.
         sqlx::query("DELETE FROM connections WHERE id = ?")
@@ -637,6 +654,7 @@ impl RetryCache {
 pub async fn refresh(
     pool: &Pool,
     cache: &RetryCache,
+    route: &str,
     token: &str,
     client_id: &str,
     now: i64,
@@ -658,6 +676,11 @@ pub async fn refresh(
     if row.get::<String, _>(3) != client_id {
         return Err(OAuthError::invalid_grant(
             "the refresh token was issued to another client",
+        ));
+    }
+    if grant_route(pool, &connection_id).await?.as_deref() != Some(route) {
+        return Err(OAuthError::invalid_grant(
+            "the refresh token was issued on another route",
         ));
     }
     if row.get::<Option<i64>, _>(2).is_some() {

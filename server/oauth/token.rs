@@ -66,9 +66,26 @@ async fn exchange(state: &AppState, route: &Route, headers: &HeaderMap, body: Bo
         let code = params.required("code")?;
         let redirect_uri = params.required("redirect_uri")?;
         let verifier = params.required("code_verifier")?;
-        store::exchange_code(&state.journal.db, code, client_id, redirect_uri, verifier, now).await
+        store::exchange_code(
+            &state.journal.db,
+            route.name,
+            code,
+            client_id,
+            redirect_uri,
+            verifier,
+            now,
+        )
+        .await
     } else {
         let refresh_token = params.required("refresh_token")?;
-        store::refresh(&state.journal.db, &state.refresh_retries, refresh_token, client_id, now).await
+        store::refresh(
+            &state.journal.db,
+            &state.refresh_retries,
+            route.name,
+            refresh_token,
+            client_id,
+            now,
+        )
+        .await
     }
 }

@@ -13,13 +13,13 @@ use crate::harness::{Client, Reply, TestServer, eventually};
 use journal::journal::day::unix_now;
 use journal::oauth::store;
 
-const CALLBACK: &str = "http://127.0.0.1:9/callback";
+pub(crate) const CALLBACK: &str = "http://127.0.0.1:9/callback";
 
 fn at(server: &TestServer, path: &str) -> Client {
     Client::new(&format!("http://{}{path}", server.addr), None)
 }
 
-async fn open_sign_in(server: &TestServer) -> String {
+pub(crate) async fn open_sign_in(server: &TestServer) -> String {
     store::open_code(&server.journal.db, "local", unix_now()).await.unwrap()
 }
 
@@ -29,7 +29,7 @@ async fn register(server: &TestServer, body: Value) -> Reply {
         .await
 }
 
-async fn register_client(server: &TestServer) -> String {
+pub(crate) async fn register_client(server: &TestServer) -> String {
     let reply = register(
         server,
         json!({"client_name": "Test Agent", "redirect_uris": ["http://127.0.0.1/callback"]}),
@@ -39,13 +39,13 @@ async fn register_client(server: &TestServer) -> String {
     reply.json()["client_id"].as_str().unwrap().to_string()
 }
 
-fn pkce() -> (String, String) {
+pub(crate) fn pkce() -> (String, String) {
     let verifier = format!("v{}", "0123456789abcdefghijklmnopqrstuvwxyz-._~ABCDEFG");
     let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
     (verifier, challenge)
 }
 
-fn query(pairs: &[(&str, &str)]) -> String {
+pub(crate) fn query(pairs: &[(&str, &str)]) -> String {
     form_urlencoded::Serializer::new(String::new())
         .extend_pairs(pairs)
         .finish()
@@ -99,7 +99,7 @@ async fn consent_form(server: &TestServer, client_id: &str, challenge: &str) -> 
 }
 
 /// The owner approves a whole-journal grant with `categories`: answers the authorization code.
-async fn approved_code(
+pub(crate) async fn approved_code(
     server: &TestServer,
     client_id: &str,
     challenge: &str,

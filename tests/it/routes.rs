@@ -474,3 +474,51 @@ fn the_domain_route_is_refused_before_anything_is_written() {
     ok(dir.path(), &["route", "disable", "domain"]);
     assert!(ok(dir.path(), &["route", "list"]).contains("domain  off"));
 }
+
+#[tokio::test]
+async fn codes_and_refresh_tokens_are_redeemed_only_on_their_own_route() {
+    use crate::oauth::{CALLBACK, approved_code, open_sign_in, pkce, query, register_client};
+
+    let server = TestServer::start().await;
+    let pairing = open_sign_in(&server).await;
+    let client_id = register_client(&server).await;
+    let (verifier, challenge) = pkce();
+    let code = approved_code(&server, &client_id, &challenge, &pairing, &["transcripts"]).await;
+    let exchange = query(&[
+        ("grant_type", "authorization_code"),
+        ("code", &code),
+        ("redirect_uri", CALLBACK),
+        ("client_id", &client_id),
+        ("code_verifier", &verifier),
+    ]);
+    let form = [("content-type", "application/x-www-form-urlencoded")];
+    let (status, answer) = lan(&server, Method::POST, "/token", &form, &exchange).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(answer["error"], "invalid_grant");
+    assert!(answer["error_description"].as_str().unwrap().contains("another route"));
+    // Refused elsewhere, the code is not spent: it still works where it was issued.
+    let local = Client::new(&format!("http://{}/token", server.addr), None)
+        .raw(Method::POST, &form, exchange)
+        .await;
+    assert_eq!(local.status, StatusCode::OK, "{:?}", local.body);
+    let refresh_token = local.json()["refresh_token"].as_str().unwrap().to_string();
+    let refresh = query(&[
+        ("grant_type", "refresh_token"),
+        ("refresh_token", &refresh_token),
+        ("client_id", &client_id),
+    ]);
+    let (status, answer) = lan(&server, Method::POST, "/token", &form, &refresh).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        answer["error_description"].as_str().unwrap().contains("another route"),
+        "{answer}"
+    );
+    let local = Client::new(&format!("http://{}/token", server.addr), None)
+        .raw(Method::POST, &form, refresh)
+        .await;
+    assert_eq!(
+        local.status,
+        StatusCode::OK,
+        "the refresh token still works on its route"
+    );
+}
