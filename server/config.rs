@@ -38,6 +38,8 @@ pub struct DomainSettings {
     pub hostname: Option<String>,
     /// Where to listen; `[::]:443` (every address, IPv4 and IPv6) unless given.
     pub listen: Option<String>,
+    /// The port agents use, when a router forwards it to another `listen` port; 443 unless given.
+    pub public_port: Option<u16>,
     /// The ACME directory; Let's Encrypt's unless given.
     pub acme_directory: Option<String>,
     /// A contact address for the ACME account (the CA writes about expiring certificates).
@@ -58,6 +60,8 @@ pub const DEFAULT_DOMAIN_LISTEN: &str = "[::]:443";
 pub struct DomainPlan {
     pub hostname: String,
     pub listen: SocketAddr,
+    /// The port in the route's URLs (443 unless a forward says otherwise).
+    pub public_port: u16,
     pub directory: String,
     pub email: Option<String>,
     /// None: the system's resolver.
@@ -169,6 +173,8 @@ pub fn lan_addr(text: &str) -> Result<SocketAddr, ConfigError> {
             "LAN address \"{text}\" is not IP:PORT, like 192.168.1.20:{DEFAULT_LAN_PORT}"
         ))
     })?;
+    // `[::ffff:192.168.1.2]` is 192.168.1.2: certified, served and named as that.
+    let addr = SocketAddr::new(private_range::canonical(addr.ip()), addr.port());
     if let Some(reason) = private_range::refusal(addr.ip()) {
         return Err(ConfigError::Invalid(format!("LAN address {addr}: {reason}")));
     }
@@ -192,6 +198,15 @@ pub fn domain_plan(file: &FileSettings) -> Result<Option<DomainPlan>, ConfigErro
     Ok(Some(DomainPlan {
         hostname: hostname_of(hostname)?,
         listen: domain_listen(domain.listen.as_deref().unwrap_or(DEFAULT_DOMAIN_LISTEN))?,
+        public_port: match domain.public_port {
+            Some(0) => {
+                return Err(ConfigError::Invalid(
+                    "the domain route's public port cannot be 0".into(),
+                ));
+            }
+            Some(port) => port,
+            None => 443,
+        },
         directory: acme_directory(domain.acme_directory.as_deref())?,
         email: domain.email.as_deref().map(email).transpose()?,
         resolver: domain.resolver.as_deref().map(resolver).transpose()?,
@@ -380,6 +395,10 @@ mod tests {
                 .to_string();
             assert!(error.contains(says), "{addr}: {error}");
         }
+        assert_eq!(
+            plan("[lan]\nenabled = true\naddr = \"[::ffff:192.168.1.2]:7660\"\n").unwrap(),
+            Some(LanPlan::One("192.168.1.2:7660".parse().unwrap()))
+        );
         assert!(toml::from_str::<FileSettings>("[lan]\nenabled = \"yes\"\n").is_err());
         assert!(toml::from_str::<FileSettings>("[lan]\nport = 1\n").is_err());
     }

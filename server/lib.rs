@@ -16,10 +16,11 @@
 //! - `mcp`: JSON-RPC, sessions, the Streamable HTTP transport and the tools.
 //! - `oauth`: the authorization server (discovery, registration, consent, tokens) that lets agents sign in.
 //! - `web`: the owner app at `/app` (sign-in with a one-time link, the overview), on the local route only.
-//! - `routes`: one router per way of reaching the journal (loopback, LAN), with its Host rules, and
+//! - `routes`: one router per way of reaching the journal (loopback, LAN, own domain), with its Host rules, and
 //!   what each route is doing (`routes::status`).
 //! - `tls`: the LAN route's private certificate authority, the private address ranges it serves, and
 //!   a route's TLS settings with a certificate swapped without a restart.
+//! - `domain`: serving the own-domain route: DNS and CAA checks, ACME, its certificate.
 //! - `lan`: serving the LAN route: its listeners on this computer's private addresses, its leaf,
 //!   connection limits.
 //! - `server`: listeners, background upkeep, shutdown. `cli`: the commands people type.

@@ -49,7 +49,7 @@ pub enum Command {
     Mcp(mcp::McpCommand),
     /// The owner app in the browser: prints (and opens) a one-time sign-in link.
     App(app::AppArgs),
-    /// The ways of reaching the journal: list them, turn the LAN route on or off, its certificate authority.
+    /// The ways of reaching the journal: list them, turn the LAN and own-domain routes on or off, the LAN route's certificate authority.
     #[command(subcommand)]
     Route(route::RouteCommand),
 }

@@ -18,7 +18,7 @@ use crate::journal::day::{format_timestamp, unix_now};
 use crate::lan::addresses;
 use crate::routes::status::{self, RouteStatus};
 use crate::routes::{DOMAIN, LAN, LOCAL, Route};
-use crate::tls::ca::PrivateCa;
+use crate::tls::ca::{self, PrivateCa};
 
 #[derive(Debug, Subcommand)]
 pub enum RouteCommand {
@@ -29,7 +29,7 @@ pub enum RouteCommand {
     Enable(EnableRoute),
     /// Turn a route off (from the next start of `journal serve`).
     Disable {
-        /// The route: lan.
+        /// The route: lan or domain.
         name: String,
     },
     /// Print the LAN route's CA certificate and its SHA-256 fingerprint (made on first use).
@@ -67,6 +67,9 @@ pub struct DomainArgs {
     /// Where to listen (default [::]:443).
     #[arg(long, value_name = "IP:PORT")]
     listen: Option<String>,
+    /// The port agents use, when your router forwards it to another --listen port (default 443).
+    #[arg(long, value_name = "PORT")]
+    public_port: Option<u16>,
     /// The DNS server for the route's checks (default: the system's).
     #[arg(long, value_name = "IP[:PORT]")]
     resolver: Option<String>,
@@ -112,6 +115,9 @@ async fn load_ca(dir: &Path) -> anyhow::Result<PrivateCa> {
 async fn enable_lan(dir: &Path, addr: Option<String>) -> anyhow::Result<()> {
     // Checked here for a message about the flag; `edit` checks the whole file again.
     let addr = addr.as_deref().map(config::lan_addr).transpose()?;
+    // The CA is made (or read) first, so that its fingerprint is known (and can be installed)
+    // before the route first serves, and a CA that cannot be read leaves the settings as they were.
+    let ca = load_ca(dir).await?;
     config::edit(dir, |doc| {
         let lan = config::section(doc, "lan");
         lan.insert("enabled", toml_edit::value(true));
@@ -120,9 +126,6 @@ async fn enable_lan(dir: &Path, addr: Option<String>) -> anyhow::Result<()> {
             None => lan.remove("addr"),
         };
     })?;
-    // The CA is made now, so that its fingerprint is known (and can be installed) before the
-    // route first serves.
-    let ca = load_ca(dir).await?;
     println!("The LAN route is on. Restart `journal serve` for it to take effect; it will serve at:");
     match addr {
         Some(addr) => println!("  {}", Route::lan(addr).mcp_url()),
@@ -162,6 +165,7 @@ async fn enable_domain(dir: &Path, mut args: DomainArgs) -> anyhow::Result<()> {
             enabled: true,
             hostname: Some(args.hostname.clone()),
             listen: args.listen.clone(),
+            public_port: args.public_port,
             acme_directory: args.acme_directory.clone(),
             email: args.email.clone(),
             resolver: args.resolver.clone(),
@@ -208,16 +212,20 @@ async fn enable_domain(dir: &Path, mut args: DomainArgs) -> anyhow::Result<()> {
                 None => domain.remove(key),
             };
         }
+        match args.public_port {
+            Some(port) => domain.insert("public_port", toml_edit::value(i64::from(port))),
+            None => domain.remove("public_port"),
+        };
     })?;
-    let url = Route::domain(&plan.hostname, plan.listen).mcp_url();
+    let url = Route::domain(&plan.hostname, plan.public_port, plan.listen).mcp_url();
     println!("The domain route is on. Restart `journal serve` for it to take effect; it will serve at {url}");
     println!(
         "with a certificate from {} (ACME account {}).",
         plan.directory, account.url
     );
     println!(
-        "The CA checks the hostname by connecting to it on port 443: forward that port to {} if a router is in between.",
-        plan.listen
+        "The CA checks the hostname by connecting to it on port {}: forward that port to {} if a router is in between.",
+        plan.public_port, plan.listen
     );
     println!("Agents there sign in with a pairing code: `journal mcp pairing generate --route domain`.");
     Ok(())
@@ -259,10 +267,11 @@ async fn list(dir: &Path, db: &crate::db::Pool) -> anyhow::Result<()> {
     println!("             keys and sign-ins; loopback only, so no certificate");
     let lan = config::lan_plan(&settings)?;
     let recorded = status::read(db, LAN).await?;
-    for line in lan_lines(lan, recorded.as_ref()) {
+    for line in lan_lines(lan, recorded.as_ref(), unix_now()) {
         println!("{line}");
     }
-    if lan.is_some() {
+    // Listing reads the CA if there is one; it never makes one.
+    if lan.is_some() && ca::folder(dir).join("ca-key.pem").exists() {
         let ca = load_ca(dir).await?;
         println!(
             "             certificate authority: {}, SHA-256 {}",
@@ -272,19 +281,26 @@ async fn list(dir: &Path, db: &crate::db::Pool) -> anyhow::Result<()> {
     }
     let domain = config::domain_plan(&settings)?;
     let recorded = status::read(db, DOMAIN).await?;
-    for line in domain_lines(domain.as_ref(), recorded.as_ref()) {
+    for line in domain_lines(domain.as_ref(), recorded.as_ref(), unix_now()) {
         println!("{line}");
     }
     Ok(())
 }
 
+/// A running server records its routes at least every minute: a record older than three minutes
+/// is from a server that was killed, not one that serves.
+fn stale(recorded: &RouteStatus, now: i64) -> Option<String> {
+    (now - recorded.updated_at > 180)
+        .then(|| "             (not recorded for over 3 minutes: is `journal serve` still running?)".to_string())
+}
+
 /// The domain route's lines of `route list`.
-fn domain_lines(plan: Option<&DomainPlan>, recorded: Option<&RouteStatus>) -> Vec<String> {
+fn domain_lines(plan: Option<&DomainPlan>, recorded: Option<&RouteStatus>, now: i64) -> Vec<String> {
     let pad = "             ";
     let Some(plan) = plan else {
         return vec!["domain  off  turn it on with `journal route enable domain --hostname H`".to_string()];
     };
-    let url = Route::domain(&plan.hostname, plan.listen).mcp_url();
+    let url = Route::domain(&plan.hostname, plan.public_port, plan.listen).mcp_url();
     let mut lines = vec![format!("domain  on   {url}")];
     match recorded.filter(|r| r.serving) {
         Some(serving) => {
@@ -293,6 +309,7 @@ fn domain_lines(plan: Option<&DomainPlan>, recorded: Option<&RouteStatus>) -> Ve
                 plan.listen,
                 format_timestamp(serving.updated_at)
             ));
+            lines.extend(stale(serving, now));
             if let Some(cert) = &serving.certificate {
                 lines.push(format!(
                     "{pad}certificate: issued by {}, expires {}",
@@ -317,7 +334,7 @@ fn domain_lines(plan: Option<&DomainPlan>, recorded: Option<&RouteStatus>) -> Ve
 }
 
 /// The LAN route's lines of `route list`: from the settings and what the server last recorded.
-fn lan_lines(plan: Option<LanPlan>, recorded: Option<&RouteStatus>) -> Vec<String> {
+fn lan_lines(plan: Option<LanPlan>, recorded: Option<&RouteStatus>, now: i64) -> Vec<String> {
     let pad = "             ";
     let mut lines = Vec::new();
     let Some(plan) = plan else {
@@ -335,6 +352,7 @@ fn lan_lines(plan: Option<LanPlan>, recorded: Option<&RouteStatus>) -> Vec<Strin
                 lines.push(format!("{head}https://{addr}/mcp"));
             }
             lines.push(format!("{pad}serving as of {}", format_timestamp(serving.updated_at)));
+            lines.extend(stale(serving, now));
             if let Some(cert) = &serving.certificate {
                 lines.push(format!(
                     "{pad}certificate: issued by {}, expires {}",
@@ -371,10 +389,10 @@ mod tests {
 
     #[test]
     fn lan_lines_say_what_the_route_does() {
-        let off = lan_lines(None, None);
+        let off = lan_lines(None, None, 0);
         assert_eq!(off, ["lan     off  turn it on with `journal route enable lan`"]);
         let every = LanPlan::Every { port: 7660 };
-        let never_started = lan_lines(Some(every), None).join("\n");
+        let never_started = lan_lines(Some(every), None, 0).join("\n");
         assert!(never_started.contains("every private address of this computer, port 7660"));
         assert!(never_started.contains("not serving: start `journal serve`"));
         assert!(never_started.contains("last error: none"));
@@ -390,7 +408,10 @@ mod tests {
             error: Some(("could not listen on 10.0.0.9:7660".into(), 1_700_000_000)),
             updated_at: 1_700_000_100,
         };
-        let text = lan_lines(Some(every), Some(&serving)).join("\n");
+        let text = lan_lines(Some(every), Some(&serving), 1_700_000_130).join("\n");
+        assert!(!text.contains("still running"), "{text}");
+        let old = lan_lines(Some(every), Some(&serving), 1_700_000_400).join("\n");
+        assert!(old.contains("is `journal serve` still running?"), "{old}");
         assert!(
             text.starts_with("lan     on   https://10.0.0.2:7660/mcp\n             https://[fd00::2]:7660/mcp"),
             "{text}"
@@ -409,7 +430,7 @@ mod tests {
             addresses: vec![],
             ..serving
         };
-        let text = lan_lines(Some(LanPlan::One("10.0.0.2:7660".parse().unwrap())), Some(&stopped)).join("\n");
+        let text = lan_lines(Some(LanPlan::One("10.0.0.2:7660".parse().unwrap())), Some(&stopped), 0).join("\n");
         assert!(text.contains("lan     on   https://10.0.0.2:7660/mcp\n"), "{text}");
         assert!(
             text.contains("not serving: start `journal serve` (see the last error)"),

@@ -79,8 +79,15 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
     if lan.is_some() {
         print_lan(&running);
     }
+    forward_hangups(&running);
+    // The domain route's first check may order a certificate (a minute or two): its outcome is
+    // printed when it is known, and Ctrl-C meanwhile stops the server cleanly.
+    let mut stopped = false;
     if domain.is_some() {
-        print_domain(&running);
+        tokio::select! {
+            () = first_domain_check(&running) => print_domain(&running),
+            () = wait_for_stop() => stopped = true,
+        }
     }
     if args.demo {
         let (connection, key) = connections::create_key(&journal.db, "demo").await?;
@@ -102,8 +109,10 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
     } else {
         say!("the owner app: run `journal app` for a sign-in link");
     }
-    say!("press Ctrl-C to stop");
-    shutdown_signal(&running).await;
+    if !stopped {
+        say!("press Ctrl-C to stop");
+        wait_for_stop().await;
+    }
     say!("stopping");
     running.stop().await.context("the server did not stop cleanly")?;
     if args.demo {
@@ -122,7 +131,7 @@ fn print_domain(running: &Running) {
             "the domain route is not serving yet: {}; it checks again every minute (`journal route list`)",
             domain.problem.as_deref().unwrap_or("no certificate yet")
         ),
-        None => say!("the domain route is not serving: `journal route list` says why"),
+        None => say!("the domain route is still checking; `journal route list` shows how it went"),
     }
 }
 
@@ -175,9 +184,9 @@ fn print_demo_help(url: &str, key: &str, root: &Path) {
     );
 }
 
-/// Waits for SIGINT or SIGTERM. SIGHUP meanwhile makes the routes check their addresses, DNS and
-/// certificates at once (after the owner changed a DNS record, say) instead of at their next check.
-async fn shutdown_signal(running: &Running) {
+/// From now on SIGHUP makes the routes check their addresses, DNS and certificates at once (after
+/// the owner changed a DNS record, say) instead of at their next check; it no longer ends the process.
+fn forward_hangups(running: &Running) {
     #[cfg(unix)]
     {
         let routes = running.state.routes.clone();
@@ -185,16 +194,24 @@ async fn shutdown_signal(running: &Running) {
             tokio::spawn(async move {
                 while hangup.recv().await.is_some() {
                     tracing::info!("SIGHUP: the routes check again now");
-                    routes.recheck.notify_waiters();
+                    routes.recheck_now();
                 }
             });
         }
     }
     #[cfg(not(unix))]
     let _ = running;
-    wait_for_stop().await;
 }
 
+/// Waits until the domain route has published the outcome of its first check (at most 3 minutes).
+async fn first_domain_check(running: &Running) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(180);
+    while running.state.routes.domain().is_none() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// Waits for SIGINT or SIGTERM.
 async fn wait_for_stop() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;

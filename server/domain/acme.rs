@@ -1,6 +1,7 @@
 //! ACME for the own-domain route, with instant-acme: the journal's account (made once per ACME
-//! directory, kept in `<journal>/.tls/acme-account.json`, 0600: it holds the account's private key,
-//! which the server needs unattended), the CA's CAA identity from the directory's `meta`, and one
+//! directory, kept in `<journal>/.tls/acme-account-<digest of the directory>.json`, 0600: it holds
+//! the account's private key, which the server needs unattended; one file per directory, so trying
+//! another CA never loses the account a CAA record names), the CA's CAA identity from the directory's `meta`, and one
 //! order for the hostname, validated by TLS-ALPN-01 on the route's own listener.
 //!
 //! HTTP goes through hyper-rustls with the ring provider and the web's usual roots (webpki-roots),
@@ -176,26 +177,39 @@ fn causes(error: &dyn std::error::Error) -> String {
     text
 }
 
-fn account_path(journal_root: &Path) -> PathBuf {
-    ca::folder(journal_root).join("acme-account.json")
+fn account_path(journal_root: &Path, directory: &str) -> PathBuf {
+    use sha2::Digest;
+    let id: String = sha2::Sha256::digest(directory.as_bytes())
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    ca::folder(journal_root).join(format!("acme-account-{id}.json"))
 }
 
 /// The account's URL and the CA's CAA identity as stored, without asking the ACME server (the
 /// route's CAA check runs every minute and must not depend on the CA answering). None until an
 /// account is made for this directory.
 pub fn stored(journal_root: &Path, directory: &str) -> Result<Option<(String, String)>, AcmeError> {
-    Ok(read(journal_root)?
-        .filter(|stored| stored.directory == directory)
-        .map(|stored| (stored.url, stored.caa_identity)))
+    Ok(read(journal_root, directory)?.map(|stored| (stored.url, stored.caa_identity)))
 }
 
-fn read(journal_root: &Path) -> Result<Option<StoredAccount>, AcmeError> {
-    let path = account_path(journal_root);
+fn read(journal_root: &Path, directory: &str) -> Result<Option<StoredAccount>, AcmeError> {
+    let path = account_path(journal_root, directory);
     match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| AcmeError::File {
-            path,
-            message: format!("not an ACME account this journal wrote: {e}"),
-        }),
+        Ok(bytes) => {
+            // A copy or a restore may have widened its mode: it holds the account's key.
+            ca::tighten(&path, 0o600).map_err(|e| AcmeError::File {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+            serde_json::from_slice::<StoredAccount>(&bytes)
+                .map_err(|e| AcmeError::File {
+                    path: path.clone(),
+                    message: format!("not an ACME account this journal wrote: {e}"),
+                })
+                .map(|stored| Some(stored).filter(|stored| stored.directory == directory))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(AcmeError::File {
             path,
@@ -214,7 +228,7 @@ pub async fn account(
     caa_identity: Option<&str>,
     http: AcmeHttp,
 ) -> Result<AcmeAccount, AcmeError> {
-    if let Some(stored) = read(journal_root)?.filter(|stored| stored.directory == directory) {
+    if let Some(stored) = read(journal_root, directory)? {
         let account = Account::builder_with_http(Box::new(http))
             .from_credentials(stored.credentials)
             .await?;
@@ -253,7 +267,7 @@ pub async fn account(
         caa_identity: caa_identity.clone(),
         credentials,
     };
-    let path = account_path(journal_root);
+    let path = account_path(journal_root, directory);
     let file_error = |message: String| AcmeError::File {
         path: path.clone(),
         message,
@@ -281,9 +295,21 @@ pub struct Issued {
 pub async fn order(account: &Account, hostname: &str, slot: &CertSlot) -> Result<Issued, AcmeError> {
     let identifiers = [Identifier::Dns(hostname.to_string())];
     let mut order = account.new_order(&NewOrder::new(&identifiers)).await?;
-    let result = validate_and_finalize(&mut order, hostname, slot).await;
-    slot.clear_challenge(hostname);
-    result
+    // The challenge certificate goes when the order ends, however it ends (an error, or the server
+    // stopping in the middle and dropping this future).
+    let _clear = ClearChallenge { slot, hostname };
+    validate_and_finalize(&mut order, hostname, slot).await
+}
+
+struct ClearChallenge<'a> {
+    slot: &'a CertSlot,
+    hostname: &'a str,
+}
+
+impl Drop for ClearChallenge<'_> {
+    fn drop(&mut self) {
+        self.slot.clear_challenge(self.hostname);
+    }
 }
 
 async fn validate_and_finalize(

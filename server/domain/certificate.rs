@@ -1,7 +1,8 @@
-//! The own-domain route's certificate on disk, `<journal>/.tls/domain-cert.pem` (the chain the CA
-//! issued) and `domain-key.pem` (0600), so that a restart serves the certificate it has instead of
-//! asking the CA again (CAs limit how often they issue), and what the route needs to know of it:
-//! whom it was issued to and by, and when it ends. Renewal starts when fewer than 30 days remain.
+//! The own-domain route's certificate on disk, `<journal>/.tls/domain.pem` (0600): the chain the CA
+//! issued and its key in one file, replaced atomically, so a crash can never leave a new key beside
+//! an old chain. A restart serves the certificate it has instead of asking the CA again (CAs limit
+//! how often they issue). Also what the route needs to know of it: whom it was issued to and by,
+//! and when it ends. Renewal starts when fewer than 30 days remain.
 
 use std::path::{Path, PathBuf};
 
@@ -63,18 +64,22 @@ impl Stored {
     }
 }
 
-fn paths(journal_root: &Path) -> (PathBuf, PathBuf) {
-    let dir = ca::folder(journal_root);
-    (dir.join("domain-cert.pem"), dir.join("domain-key.pem"))
+fn path(journal_root: &Path) -> PathBuf {
+    ca::folder(journal_root).join("domain.pem")
 }
 
 /// The stored certificate for `hostname`; None when there is none, or it is for another hostname
 /// (the owner changed it), or it cannot be read (a new one is ordered).
 pub fn load(journal_root: &Path, hostname: &str) -> Option<Stored> {
-    let (cert_path, key_path) = paths(journal_root);
-    let chain = std::fs::read_to_string(cert_path).ok()?;
-    let key = std::fs::read_to_string(key_path).ok()?;
-    match Stored::from_pem(chain, key, hostname) {
+    let path = path(journal_root);
+    let text = std::fs::read_to_string(&path).ok()?;
+    if let Err(error) = ca::tighten(&path, 0o600) {
+        tracing::warn!(%error, "could not make the domain route's key private again");
+    }
+    // The key's block goes last; everything before it is the chain.
+    let start = text.find("-----BEGIN PRIVATE KEY-----")?;
+    let (chain, key) = text.split_at(start);
+    match Stored::from_pem(chain.to_string(), key.to_string(), hostname) {
         Ok(stored) => Some(stored),
         Err(error) => {
             tracing::warn!(%error, "the stored certificate of the domain route is not used");
@@ -83,17 +88,19 @@ pub fn load(journal_root: &Path, hostname: &str) -> Option<Stored> {
     }
 }
 
-/// Keeps a certificate: the key first (private), then the chain, each replaced atomically.
+/// Keeps a certificate: chain and key in one private file, replaced atomically (blocking I/O).
 pub fn save(journal_root: &Path, stored: &Stored) -> Result<(), TlsError> {
-    let (cert_path, key_path) = paths(journal_root);
+    let path = path(journal_root);
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| TlsError::Io { path, source }
     };
     fsio::create_dir_all_durable(&ca::folder(journal_root)).map_err(io(&ca::folder(journal_root)))?;
-    fsio::write_atomic(&key_path, stored.key_pem.as_bytes()).map_err(io(&key_path))?;
-    fsio::make_private(&key_path).map_err(io(&key_path))?;
-    fsio::write_atomic(&cert_path, stored.chain_pem.as_bytes()).map_err(io(&cert_path))
+    // rcgen writes PKCS#8 (`BEGIN PRIVATE KEY`), which is what `load` looks for.
+    let mut text = stored.chain_pem.trim_end().to_string();
+    text.push('\n');
+    text.push_str(&stored.key_pem);
+    fsio::write_atomic(&path, text.as_bytes()).map_err(io(&path))
 }
 
 /// The DNS names of a certificate's subjectAltName extension.
@@ -141,12 +148,16 @@ mod tests {
 
         save(dir.path(), &stored).unwrap();
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(ca::folder(dir.path()).join("domain-key.pem"))
+        let mode = std::fs::metadata(ca::folder(dir.path()).join("domain.pem"))
             .unwrap()
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o600);
-        assert_eq!(load(dir.path(), "journal.example.org"), Some(stored));
+        let loaded = load(dir.path(), "journal.example.org").unwrap();
+        assert_eq!(
+            (loaded.not_after, &loaded.fingerprint),
+            (stored.not_after, &stored.fingerprint)
+        );
         assert_eq!(
             load(dir.path(), "other.example.org"),
             None,

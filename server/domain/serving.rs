@@ -53,10 +53,11 @@ pub async fn start(
     limits: ConnectionLimits,
     stop: watch::Receiver<bool>,
 ) -> Result<JoinHandle<()>, DomainError> {
-    let resolver = match plan.resolver {
-        Some(server) => Resolver { server },
-        None => Resolver::system().map_err(DomainError::Setup)?,
-    };
+    // Checked now for a clear error at start; the system's is read again at every check, since a
+    // laptop's DNS server changes with its network.
+    if plan.resolver.is_none() {
+        Resolver::system().map_err(DomainError::Setup)?;
+    }
     // The extra root is read now: a wrong path is a setting to fix, not something to retry.
     AcmeHttp::new(plan.acme_root.as_deref()).map_err(|e| DomainError::Setup(e.to_string()))?;
     let slot = Arc::new(CertSlot::default());
@@ -73,10 +74,9 @@ pub async fn start(
         slot,
         gate: Gate::Tls {
             acceptor,
-            limiter: ConnectionLimiter::default(),
+            limiter: ConnectionLimiter::public(),
             private_peers_only: false,
         },
-        resolver,
         account: None,
         listener: None,
         retry_at: 0,
@@ -89,7 +89,8 @@ pub async fn start(
         tracing::warn!(%error, "the stored certificate of the domain route cannot be served");
         route.cert = None;
     }
-    route.check().await;
+    // The first check (which may order a certificate, for a minute or two) runs in the route's
+    // own task: the server is up and answers signals meanwhile.
     Ok(tokio::spawn(route.run(stop)))
 }
 
@@ -105,7 +106,6 @@ struct DomainRoute {
     limits: ConnectionLimits,
     slot: Arc<CertSlot>,
     gate: Gate,
-    resolver: Resolver,
     /// Loaded when an order needs it (loading asks the CA).
     account: Option<AcmeAccount>,
     cert: Option<Stored>,
@@ -128,20 +128,27 @@ pub enum Finding {
 
 impl DomainRoute {
     async fn run(mut self, mut stop: watch::Receiver<bool>) {
-        let routes = self.state.routes.clone();
+        let mut rechecks = self.state.routes.rechecks();
         let mut tick = tokio::time::interval(CHECK_INTERVAL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        tick.tick().await;
         loop {
+            // The first tick is at once: the first check runs as the route starts.
             let stopping = async {
                 let _ = stop.wait_for(|s| *s).await;
             };
             tokio::select! {
                 _ = tick.tick() => {}
-                _ = routes.recheck.notified() => {}
+                _ = rechecks.changed() => {}
                 _ = stopping => break,
             }
-            self.check().await;
+            // A check in progress (an order waiting on the CA) must not hold up shutdown.
+            let stopping = async {
+                let _ = stop.wait_for(|s| *s).await;
+            };
+            tokio::select! {
+                _ = self.check() => {}
+                _ = stopping => break,
+            }
         }
         self.close().await;
         self.state.routes.set_domain(None);
@@ -177,8 +184,12 @@ impl DomainRoute {
 
     /// The hostname must resolve, not be an alias, and its CAA set must allow only this account.
     async fn dns_and_caa(&mut self) -> Result<(), Finding> {
+        let resolver = match self.plan.resolver {
+            Some(server) => Resolver { server },
+            None => Resolver::system().map_err(Finding::Trouble)?,
+        };
         let (url, identity) = self.identity().await.map_err(Finding::Trouble)?;
-        check_names(&self.resolver, &self.plan.hostname, &url, &identity).await
+        check_names(&resolver, &self.plan.hostname, &url, &identity).await
     }
 
     /// The account's URL and the CA's CAA identity: from the stored account (no network), or by
@@ -188,10 +199,12 @@ impl DomainRoute {
         if let Some(account) = &self.account {
             return Ok((account.url.clone(), account.caa_identity.clone()));
         }
-        match acme::stored(&self.root, &self.plan.directory) {
-            Ok(Some((url, identity))) => return Ok((url, override_identity.unwrap_or(identity))),
-            Ok(None) => {}
-            Err(error) => return Err(error.to_string()),
+        let (root, directory) = (self.root.clone(), self.plan.directory.clone());
+        match tokio::task::spawn_blocking(move || acme::stored(&root, &directory)).await {
+            Ok(Ok(Some((url, identity)))) => return Ok((url, override_identity.unwrap_or(identity))),
+            Ok(Ok(None)) => {}
+            Ok(Err(error)) => return Err(error.to_string()),
+            Err(error) => return Err(format!("reading the ACME account stopped: {error}")),
         }
         let account = self.load_account().await?;
         Ok((account.url.clone(), account.caa_identity.clone()))
@@ -241,7 +254,7 @@ impl DomainRoute {
     }
 
     fn route(&self) -> Route {
-        Route::domain(&self.plan.hostname, self.plan.listen)
+        Route::domain(&self.plan.hostname, self.plan.public_port, self.plan.listen)
     }
 
     /// Orders a certificate when there is none or fewer than 30 days remain, unless backing off.
@@ -287,7 +300,9 @@ impl DomainRoute {
         self.slot
             .install_pem(&stored.chain_pem, &stored.key_pem)
             .map_err(|e| format!("the CA's certificate for {hostname} is not usable: {e}"))?;
-        if let Err(error) = certificate::save(&self.root, &stored) {
+        let (root, keep) = (self.root.clone(), stored.clone());
+        let saved = tokio::task::spawn_blocking(move || certificate::save(&root, &keep)).await;
+        if let Ok(Err(error)) = saved {
             // It serves from memory; the next start orders again.
             tracing::warn!(%error, "could not keep the domain route's certificate on disk");
         }

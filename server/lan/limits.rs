@@ -1,6 +1,8 @@
-//! How many connections the LAN route holds open: at most 64 in all and 16 from any one address, so
-//! one device on the network (a misbehaving agent, a compromised gadget) cannot take every slot.
-//! A connection over either limit is closed before its TLS handshake costs anything.
+//! How many connections a TLS route holds open: on the LAN route at most 64 in all and 16 from any
+//! one address, so one device on the network (a misbehaving agent, a compromised gadget) cannot take
+//! every slot; on the own-domain route, which faces the internet, 256 in all and 16 per source, where
+//! an IPv6 source is its whole /64 (one host usually has a /64 to pick addresses from). A connection
+//! over either limit is closed before its TLS handshake costs anything.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -12,6 +14,8 @@ use crate::tls::private_range;
 pub const MAX_CONNECTIONS: usize = 64;
 /// At most this many from one address.
 pub const MAX_PER_SOURCE: usize = 16;
+/// At most this many connections in all on the own-domain route.
+pub const MAX_PUBLIC_CONNECTIONS: usize = 256;
 
 /// Counts open connections, in all and per source address.
 #[derive(Debug, Clone)]
@@ -19,6 +23,8 @@ pub struct ConnectionLimiter {
     inner: Arc<Mutex<Counts>>,
     total: usize,
     per_source: usize,
+    /// Count an IPv6 source by its /64.
+    by_prefix: bool,
 }
 
 #[derive(Debug, Default)]
@@ -47,12 +53,26 @@ impl ConnectionLimiter {
             inner: Arc::default(),
             total,
             per_source,
+            by_prefix: false,
+        }
+    }
+
+    /// The own-domain route's limits.
+    pub fn public() -> ConnectionLimiter {
+        ConnectionLimiter {
+            by_prefix: true,
+            ..ConnectionLimiter::new(MAX_PUBLIC_CONNECTIONS, MAX_PER_SOURCE)
         }
     }
 
     /// Takes a slot for a connection from `source`, or says which limit is reached.
     pub fn admit(&self, source: IpAddr) -> Result<Admission, Full> {
-        let source = private_range::canonical(source);
+        let source = match private_range::canonical(source) {
+            IpAddr::V6(v6) if self.by_prefix => {
+                IpAddr::V6(std::net::Ipv6Addr::from(u128::from(v6) & !((1u128 << 64) - 1)))
+            }
+            other => other,
+        };
         let mut counts = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if counts.open >= self.total {
             return Err(Full::Route);
@@ -122,6 +142,27 @@ mod tests {
             limiter.inner.lock().unwrap().by_source.is_empty(),
             "no address is remembered once closed"
         );
+    }
+
+    #[test]
+    fn the_public_route_counts_an_ipv6_source_by_its_slash_64() {
+        let limiter = ConnectionLimiter::public();
+        let held: Vec<Admission> = (0..MAX_PER_SOURCE)
+            .map(|i| limiter.admit(ip(&format!("2001:db8:1:2::{:x}", i + 1))).unwrap())
+            .collect();
+        assert_eq!(limiter.admit(ip("2001:db8:1:2:ffff::9")).unwrap_err(), Full::Source);
+        assert!(
+            limiter.admit(ip("2001:db8:1:3::1")).is_ok(),
+            "another /64 is another source"
+        );
+        drop(held);
+        assert_eq!(limiter.open(), 0);
+        // The LAN limiter counts each address.
+        let lan = ConnectionLimiter::default();
+        let _held: Vec<Admission> = (0..MAX_PER_SOURCE)
+            .map(|i| lan.admit(ip(&format!("fd00::{:x}", i + 1))).unwrap())
+            .collect();
+        assert!(lan.admit(ip("fd00::ff")).is_ok());
     }
 
     #[test]

@@ -78,6 +78,14 @@ struct Listener {
     task: JoinHandle<()>,
 }
 
+/// Why no address list came out of a watch.
+enum Unwanted {
+    /// This computer has no private address now.
+    NoAddress(String),
+    /// Its addresses could not be read.
+    Unreadable(String),
+}
+
 struct LanRoute {
     state: AppState,
     plan: LanPlan,
@@ -93,7 +101,7 @@ struct LanRoute {
 
 impl LanRoute {
     async fn run(mut self, mut stop: watch::Receiver<bool>) {
-        let routes = self.state.routes.clone();
+        let mut rechecks = self.state.routes.rechecks();
         let mut tick = tokio::time::interval(WATCH_INTERVAL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         tick.tick().await;
@@ -104,7 +112,7 @@ impl LanRoute {
             };
             tokio::select! {
                 _ = tick.tick() => {}
-                _ = routes.recheck.notified() => {}
+                _ = rechecks.changed() => {}
                 _ = stopping => break,
             }
             self.reconcile().await;
@@ -123,9 +131,14 @@ impl LanRoute {
         let mut problems: Vec<String> = Vec::new();
         let wanted = match self.wanted() {
             Ok(wanted) => wanted,
-            Err(problem) => {
+            Err(Unwanted::NoAddress(problem)) => {
                 problems.push(problem);
                 Vec::new()
+            }
+            // Not knowing the addresses is no reason to stop serving the ones in use.
+            Err(Unwanted::Unreadable(problem)) => {
+                problems.push(problem);
+                self.listeners.keys().copied().collect()
             }
         };
         // Bind what is new before anything else changes: a failure leaves the rest as it was.
@@ -164,15 +177,15 @@ impl LanRoute {
     }
 
     /// The addresses to serve now.
-    fn wanted(&self) -> Result<Vec<SocketAddr>, String> {
+    fn wanted(&self) -> Result<Vec<SocketAddr>, Unwanted> {
         match self.plan {
             LanPlan::One(addr) => Ok(vec![addr]),
             LanPlan::Every { port } => {
-                let found =
-                    addresses::current().map_err(|e| format!("could not read this computer's addresses: {e}"))?;
+                let found = addresses::current()
+                    .map_err(|e| Unwanted::Unreadable(format!("could not read this computer's addresses: {e}")))?;
                 let chosen = addresses::choose(&found);
                 if chosen.is_empty() {
-                    return Err("this computer has no private address (no Wi-Fi, Ethernet or VPN on a private network); the route serves as soon as it has one".into());
+                    return Err(Unwanted::NoAddress("this computer has no private address (no Wi-Fi, Ethernet or VPN on a private network); the route serves as soon as it has one".into()));
                 }
                 Ok(chosen.into_iter().map(|ip| SocketAddr::new(ip, port)).collect())
             }

@@ -4,8 +4,10 @@
 //! port when it is not 443) and serves the same endpoints as every route, without the owner app and
 //! without keys: agents here sign in.
 //!
-//! Browser-based clients call the route from their own pages (CORS): the Origin is not restricted
-//! here, since a bearer token, never a cookie, is what authorizes a call.
+//! Browser-based clients call the route from their own pages (CORS), so the Origin is not restricted
+//! for the API: a bearer token, never a cookie, is what authorizes a call there. The consent form
+//! (`POST /authorize`) is the exception: it must come from this route's own page, since a form
+//! posted from another site would carry the owner's browser into a decision.
 
 use std::sync::Arc;
 
@@ -26,18 +28,33 @@ pub fn router(state: AppState, route: Route) -> Router {
 }
 
 async fn guard(State(route): State<Arc<Route>>, request: Request, next: Next) -> Response {
-    if host_allowed(request.headers(), &route) {
-        next.run(request).await
-    } else {
-        forbidden(
+    if !host_allowed(request.headers(), &route) {
+        return forbidden(
             "host_not_allowed",
             "this address only answers requests for its own hostname",
-        )
+        );
     }
+    if request.method() == axum::http::Method::POST
+        && request.uri().path() == "/authorize"
+        && !own_origin_or_none(request.headers(), &route)
+    {
+        return forbidden(
+            "cross_origin_blocked",
+            "the consent form is answered from its own page only",
+        );
+    }
+    next.run(request).await
 }
 
-/// The Host is the route's hostname (in any case), with its port when the
-/// listener's port is not 443 (and optionally `:443` when it is).
+/// No Origin, or this route's own.
+fn own_origin_or_none(headers: &HeaderMap, route: &Route) -> bool {
+    headers
+        .get(header::ORIGIN)
+        .is_none_or(|origin| origin.to_str().ok() == Some(route.bound_origin().as_str()))
+}
+
+/// The Host is the route's hostname (in any case), with its public port when that is not 443
+/// (and optionally `:443` when it is); the port the listener is bound to does not matter.
 pub fn host_allowed(headers: &HeaderMap, route: &Route) -> bool {
     let Some(hostname) = route.hostname.as_deref() else {
         return false;
@@ -64,7 +81,7 @@ mod tests {
 
     #[test]
     fn hosts() {
-        let standard = Route::domain("journal.example.org", "[::]:443".parse().unwrap());
+        let standard = Route::domain("journal.example.org", 443, "[::]:8443".parse().unwrap());
         for good in ["journal.example.org", "JOURNAL.example.org", "journal.example.org:443"] {
             assert!(allowed(good, &standard), "{good}");
         }
@@ -79,9 +96,28 @@ mod tests {
         ] {
             assert!(!allowed(bad, &standard), "{bad}");
         }
-        let test_port = Route::domain("journal.test", "127.0.0.1:5001".parse().unwrap());
+        let test_port = Route::domain("journal.test", 5001, "127.0.0.1:5001".parse().unwrap());
         assert!(allowed("journal.test:5001", &test_port));
         assert!(!allowed("journal.test", &test_port));
         assert!(!allowed("127.0.0.1:5001", &test_port));
+        // Listening on 8443 behind a forward from 443: agents still say the hostname alone.
+        assert!(!allowed("journal.example.org:8443", &standard));
+        assert_eq!(standard.bound_origin(), "https://journal.example.org");
+    }
+
+    #[test]
+    fn the_consent_form_comes_from_its_own_page() {
+        let route = Route::domain("journal.example.org", 443, "[::]:443".parse().unwrap());
+        let with = |origin: Option<&str>| {
+            let mut headers = HeaderMap::new();
+            if let Some(origin) = origin {
+                headers.insert(header::ORIGIN, HeaderValue::from_str(origin).unwrap());
+            }
+            own_origin_or_none(&headers, &route)
+        };
+        assert!(with(None));
+        assert!(with(Some("https://journal.example.org")));
+        assert!(!with(Some("https://evil.example")));
+        assert!(!with(Some("null")));
     }
 }

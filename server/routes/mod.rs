@@ -1,7 +1,7 @@
 //! Routes: the ways of reaching the journal. Each has a router, Host rules and its own origin, which
 //! is the issuer of its sign-ins and the base of its resource: `local` (loopback, plain HTTP, keys and
-//! sign-ins) and `lan` (the owner's private network or VPN, HTTPS from the journal's own CA, sign-ins
-//! only). The endpoints themselves are the same on every route (`endpoints`); what differs is the
+//! sign-ins), `lan` (the owner's private network or VPN, HTTPS from the journal's own CA, sign-ins
+//! only) and `domain` (the owner's hostname, HTTPS from an ACME CA, sign-ins only). The endpoints themselves are the same on every route (`endpoints`); what differs is the
 //! guard in front of them and whether the owner app is mounted.
 
 pub mod domain;
@@ -36,10 +36,12 @@ pub const DOMAIN: &str = "domain";
 /// One route, as its handlers need to know it.
 #[derive(Debug, Clone)]
 pub struct Route {
-    /// `local` or `lan` (later `domain`): grants, tokens and pairing codes are bound to it.
+    /// `local`, `lan` or `domain`: grants, tokens and pairing codes are bound to it.
     pub name: &'static str,
+    /// The port agents use in the route's URLs and Host.
     pub port: u16,
-    /// The address the route's listener is bound to (its port is `port`).
+    /// The address the route's listener is bound to (its port is `port`, but on the domain route,
+    /// where `port` is the public one).
     pub address: SocketAddr,
     /// The own-domain route's hostname (the others are reached at their address).
     pub hostname: Option<String>,
@@ -65,11 +67,13 @@ impl Route {
         }
     }
 
-    /// The own-domain route at `hostname`, served by a listener bound to `address`.
-    pub fn domain(hostname: &str, address: SocketAddr) -> Route {
+    /// The own-domain route at `hostname` and the port agents use (`public_port`, 443 unless a
+    /// forward says otherwise), served by a listener bound to `address` (whose port may differ: a
+    /// router may forward 443 to 8443).
+    pub fn domain(hostname: &str, public_port: u16, address: SocketAddr) -> Route {
         Route {
             name: DOMAIN,
-            port: address.port(),
+            port: public_port,
             address,
             hostname: Some(hostname.to_string()),
         }
@@ -264,11 +268,11 @@ mod tests {
             Route::lan("10.1.2.3:443".parse().unwrap()).bound_origin(),
             "https://10.1.2.3"
         );
-        let domain = Route::domain("journal.example.org", "[::]:443".parse().unwrap());
+        let domain = Route::domain("journal.example.org", 443, "[::]:8443".parse().unwrap());
         assert_eq!(domain.mcp_url(), "https://journal.example.org/mcp");
         assert_eq!(domain.origins(), ["https://journal.example.org"]);
         assert!(!domain.accepts_keys());
-        let test_port = Route::domain("journal.test", "127.0.0.1:5001".parse().unwrap());
+        let test_port = Route::domain("journal.test", 5001, "127.0.0.1:5001".parse().unwrap());
         assert_eq!(test_port.mcp_url(), "https://journal.test:5001/mcp");
     }
 }

@@ -144,14 +144,36 @@ pub struct DomainView {
 
 /// The routes of this server beyond loopback, for its owner app; and a way to ask them to look
 /// at their addresses, DNS and certificates now rather than at their next regular check (SIGHUP).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Board {
     lan: RwLock<Option<LanView>>,
     domain: RwLock<Option<DomainView>>,
-    pub recheck: tokio::sync::Notify,
+    /// Counts requests to check now; a watch, so a request made while a route is busy checking
+    /// is seen when it is done (a `Notify` would drop it).
+    recheck: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for Board {
+    fn default() -> Board {
+        Board {
+            lan: RwLock::default(),
+            domain: RwLock::default(),
+            recheck: tokio::sync::watch::channel(0).0,
+        }
+    }
 }
 
 impl Board {
+    /// Asks every route to check its addresses, DNS and certificate now (SIGHUP).
+    pub fn recheck_now(&self) {
+        self.recheck.send_modify(|count| *count = count.wrapping_add(1));
+    }
+
+    /// Where a route hears `recheck_now`.
+    pub fn rechecks(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.recheck.subscribe()
+    }
+
     /// The LAN route, when this server serves it.
     pub fn lan(&self) -> Option<LanView> {
         self.lan.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()

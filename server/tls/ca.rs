@@ -209,13 +209,13 @@ impl PrivateCa {
 
 /// Takes away what others may do with the CA's folder or key, should a copy or a restore from a
 /// backup have widened its mode: the key signs for every device that trusts the CA.
-fn tighten(path: &Path, mode: u32) -> std::io::Result<()> {
+pub(crate) fn tighten(path: &Path, mode: u32) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         let current = std::fs::metadata(path)?.permissions().mode() & 0o777;
         if current & !mode != 0 {
-            tracing::warn!(path = %path.display(), "others could read the LAN CA's files; made them private again");
+            tracing::warn!(path = %path.display(), "others could read a private TLS file; made it private again");
             std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
         }
     }

@@ -4,7 +4,7 @@
 //! connections already open keep theirs.
 //!
 //! The own-domain route's slot also answers ACME's TLS-ALPN-01 challenge (RFC 8737): a handshake
-//! that offers only the `acme-tls/1` protocol gets the challenge certificate for its server name,
+//! that offers `acme-tls/1` and nothing else gets the challenge certificate for its server name,
 //! and the listener closes such a connection after the handshake (`ACME_TLS_ALPN`).
 
 use std::collections::HashMap;
@@ -86,9 +86,11 @@ impl CertSlot {
 
 impl ResolvesServerCert for CertSlot {
     fn resolve(&self, client_hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
-        let wants_challenge = client_hello
-            .alpn()
-            .is_some_and(|mut offered| offered.any(|protocol| protocol == ACME_TLS_ALPN));
+        // A validator offers `acme-tls/1` alone (RFC 8737 section 3). A client offering it beside
+        // other protocols is not one: rustls would pick http/1.1 by the server's preference, and
+        // HTTP must never run over a challenge certificate.
+        let offered: Option<Vec<&[u8]>> = client_hello.alpn().map(Iterator::collect);
+        let wants_challenge = offered.is_some_and(|offered| offered == [ACME_TLS_ALPN]);
         if wants_challenge {
             // Only a challenge certificate answers: never the route's own to a validator.
             let name = client_hello.server_name()?.to_ascii_lowercase();
@@ -252,5 +254,105 @@ mod tests {
 
         let tls12 = client(&ca, &[&rustls::version::TLS12]);
         assert!(handshake(config, tls12, "192.168.1.5").is_err(), "TLS 1.2 is refused");
+    }
+
+    /// Accepts any certificate: the challenge test looks at which one the server presents.
+    #[derive(Debug)]
+    struct AnyCertificate;
+
+    impl rustls::client::danger::ServerCertVerifier for AnyCertificate {
+        fn verify_server_cert(
+            &self,
+            _: &CertificateDer<'_>,
+            _: &[CertificateDer<'_>],
+            _: &ServerName<'_>,
+            _: &[u8],
+            _: rustls::pki_types::UnixTime,
+        ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+            Ok(rustls::client::danger::ServerCertVerified::assertion())
+        }
+        fn verify_tls12_signature(
+            &self,
+            _: &[u8],
+            _: &CertificateDer<'_>,
+            _: &rustls::DigitallySignedStruct,
+        ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+            Ok(rustls::client::danger::HandshakeSignatureValid::assertion())
+        }
+        fn verify_tls13_signature(
+            &self,
+            _: &[u8],
+            _: &CertificateDer<'_>,
+            _: &rustls::DigitallySignedStruct,
+        ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+            Ok(rustls::client::danger::HandshakeSignatureValid::assertion())
+        }
+        fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+            rustls::crypto::ring::default_provider()
+                .signature_verification_algorithms
+                .supported_schemes()
+        }
+    }
+
+    /// A handshake to `journal.test` offering `alpn`; answers the certificate presented.
+    fn presented(server: Arc<ServerConfig>, alpn: &[&[u8]]) -> Result<Vec<u8>, rustls::Error> {
+        let mut config = ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .unwrap()
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AnyCertificate))
+            .with_no_client_auth();
+        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+        let name = ServerName::try_from("journal.test").unwrap();
+        let mut client = ClientConnection::new(Arc::new(config), name).unwrap();
+        let mut server = ServerConnection::new(server).unwrap();
+        for _ in 0..20 {
+            if !client.is_handshaking() && !server.is_handshaking() {
+                break;
+            }
+            let mut wire = Vec::new();
+            while client.wants_write() {
+                client.write_tls(&mut wire).unwrap();
+            }
+            server.read_tls(&mut wire.as_slice()).unwrap();
+            server.process_new_packets()?;
+            let mut wire = Vec::new();
+            while server.wants_write() {
+                server.write_tls(&mut wire).unwrap();
+            }
+            client.read_tls(&mut wire.as_slice()).unwrap();
+            client.process_new_packets()?;
+        }
+        Ok(client.peer_certificates().unwrap()[0].to_vec())
+    }
+
+    #[test]
+    fn the_challenge_certificate_answers_only_a_handshake_that_offers_acme_tls_alone() {
+        let own_key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let own = rcgen::CertificateParams::new(vec!["journal.test".into()])
+            .unwrap()
+            .self_signed(&own_key)
+            .unwrap();
+        let slot = Arc::new(CertSlot::default());
+        slot.install_pem(&own.pem(), &own_key.serialize_pem()).unwrap();
+        let (challenge, challenge_key) =
+            crate::domain::acme::challenge_certificate("journal.test", &[7u8; 32]).unwrap();
+        let config = acme_server_config(slot.clone()).unwrap();
+        assert!(
+            presented(config.clone(), &[ACME_TLS_ALPN]).is_err(),
+            "no challenge open: a validator gets nothing"
+        );
+        slot.set_challenge("Journal.Test", challenge.clone(), challenge_key)
+            .unwrap();
+        assert_eq!(presented(config.clone(), &[ACME_TLS_ALPN]).unwrap(), challenge);
+        let own_der = own.der().to_vec();
+        assert_eq!(
+            presented(config.clone(), &[b"http/1.1", ACME_TLS_ALPN]).unwrap(),
+            own_der
+        );
+        assert_eq!(presented(config.clone(), &[b"http/1.1"]).unwrap(), own_der);
+        assert_eq!(presented(config.clone(), &[]).unwrap(), own_der);
+        slot.clear_challenge("journal.test");
+        assert!(presented(config, &[ACME_TLS_ALPN]).is_err());
     }
 }

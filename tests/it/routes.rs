@@ -393,7 +393,13 @@ async fn the_connect_page_offers_the_domain_route_only_while_it_serves() {
 async fn the_domain_route_answers_only_its_hostname_and_refuses_keys() {
     let server = TestServer::start().await;
     let key = server.key("script", &["transcripts"], None).await;
-    let route = routes::Route::domain("journal.example.org", "[::]:443".parse().unwrap());
+    let mut local = Client::new(&server.url(), Some(&key));
+    assert_eq!(
+        local.initialize("2025-06-18").await.status,
+        StatusCode::OK,
+        "the key works locally"
+    );
+    let route = routes::Route::domain("journal.example.org", 443, "[::]:8443".parse().unwrap());
     let call = |host: &'static str, bearer: Option<String>| {
         let mut router = routes::domain::router(server.state(), route.clone());
         let mut request = Request::builder()
