@@ -287,11 +287,35 @@ async fn list(dir: &Path, db: &crate::db::Pool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A running server records its routes at least every minute: a record older than three minutes
-/// is from a server that was killed, not one that serves.
-fn stale(recorded: &RouteStatus, now: i64) -> Option<String> {
-    (now - recorded.updated_at > 180)
-        .then(|| "             (not recorded for over 3 minutes: is `journal serve` still running?)".to_string())
+/// What a serving route's record adds: whether it is stale, and its certificate.
+fn serving_lines(serving: &RouteStatus, now: i64) -> Vec<String> {
+    let pad = "             ";
+    let mut lines = Vec::new();
+    // A running server records its routes at least every minute: a record older than three
+    // minutes is from a server that was killed, not one that serves.
+    if now - serving.updated_at > 180 {
+        lines.push(format!(
+            "{pad}(not recorded for over 3 minutes: is `journal serve` still running?)"
+        ));
+    }
+    if let Some(cert) = &serving.certificate {
+        lines.push(format!(
+            "{pad}certificate: issued by {}, expires {}",
+            cert.issuer,
+            format_timestamp(cert.not_after)
+        ));
+        lines.push(format!("{pad}  SHA-256 {}", cert.fingerprint));
+    }
+    lines
+}
+
+/// The last error a route recorded, with its time.
+fn last_error_line(recorded: Option<&RouteStatus>) -> String {
+    let last = recorded
+        .and_then(|r| r.error.as_ref())
+        .map(|(error, at)| format!("{} {error}", format_timestamp(*at)))
+        .unwrap_or_else(|| "none".into());
+    format!("             last error: {last}")
 }
 
 /// The domain route's lines of `route list`.
@@ -309,15 +333,7 @@ fn domain_lines(plan: Option<&DomainPlan>, recorded: Option<&RouteStatus>, now: 
                 plan.listen,
                 format_timestamp(serving.updated_at)
             ));
-            lines.extend(stale(serving, now));
-            if let Some(cert) = &serving.certificate {
-                lines.push(format!(
-                    "{pad}certificate: issued by {}, expires {}",
-                    cert.issuer,
-                    format_timestamp(cert.not_after)
-                ));
-                lines.push(format!("{pad}  SHA-256 {}", cert.fingerprint));
-            }
+            lines.extend(serving_lines(serving, now));
         }
         None if recorded.is_some_and(|r| r.error.is_some()) => {
             lines.push(format!("{pad}not serving (see the last error)"));
@@ -325,11 +341,7 @@ fn domain_lines(plan: Option<&DomainPlan>, recorded: Option<&RouteStatus>, now: 
         None => lines.push(format!("{pad}not serving: start `journal serve`")),
     }
     lines.push(format!("{pad}ACME directory: {}", plan.directory));
-    let last = recorded
-        .and_then(|r| r.error.as_ref())
-        .map(|(error, at)| format!("{} {error}", format_timestamp(*at)))
-        .unwrap_or_else(|| "none".into());
-    lines.push(format!("{pad}last error: {last}"));
+    lines.push(last_error_line(recorded));
     lines
 }
 
@@ -352,15 +364,7 @@ fn lan_lines(plan: Option<LanPlan>, recorded: Option<&RouteStatus>, now: i64) ->
                 lines.push(format!("{head}https://{addr}/mcp"));
             }
             lines.push(format!("{pad}serving as of {}", format_timestamp(serving.updated_at)));
-            lines.extend(stale(serving, now));
-            if let Some(cert) = &serving.certificate {
-                lines.push(format!(
-                    "{pad}certificate: issued by {}, expires {}",
-                    cert.issuer,
-                    format_timestamp(cert.not_after)
-                ));
-                lines.push(format!("{pad}  SHA-256 {}", cert.fingerprint));
-            }
+            lines.extend(serving_lines(serving, now));
         }
         None => {
             lines.push(format!("lan     on   {planned}"));
@@ -374,11 +378,7 @@ fn lan_lines(plan: Option<LanPlan>, recorded: Option<&RouteStatus>, now: i64) ->
             ));
         }
     }
-    let last = recorded
-        .and_then(|r| r.error.as_ref())
-        .map(|(error, at)| format!("{} {error}", format_timestamp(*at)))
-        .unwrap_or_else(|| "none".into());
-    lines.push(format!("{pad}last error: {last}"));
+    lines.push(last_error_line(recorded));
     lines
 }
 

@@ -131,23 +131,12 @@ impl DomainRoute {
         let mut rechecks = self.state.routes.rechecks();
         let mut tick = tokio::time::interval(CHECK_INTERVAL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            // The first tick is at once: the first check runs as the route starts.
-            let stopping = async {
-                let _ = stop.wait_for(|s| *s).await;
-            };
-            tokio::select! {
-                _ = tick.tick() => {}
-                _ = rechecks.changed() => {}
-                _ = stopping => break,
-            }
+        // The first tick is at once: the first check runs as the route starts.
+        while status::next_turn(&mut tick, &mut rechecks, &mut stop).await {
             // A check in progress (an order waiting on the CA) must not hold up shutdown.
-            let stopping = async {
-                let _ = stop.wait_for(|s| *s).await;
-            };
             tokio::select! {
                 _ = self.check() => {}
-                _ = stopping => break,
+                () = status::stopping(&mut stop) => break,
             }
         }
         self.close().await;

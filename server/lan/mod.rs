@@ -104,17 +104,9 @@ impl LanRoute {
         let mut rechecks = self.state.routes.rechecks();
         let mut tick = tokio::time::interval(WATCH_INTERVAL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // The first pass ran in `start`.
         tick.tick().await;
-        loop {
-            // The guard `wait_for` answers must not live across the reconcile's awaits.
-            let stopping = async {
-                let _ = stop.wait_for(|s| *s).await;
-            };
-            tokio::select! {
-                _ = tick.tick() => {}
-                _ = rechecks.changed() => {}
-                _ = stopping => break,
-            }
+        while status::next_turn(&mut tick, &mut rechecks, &mut stop).await {
             self.reconcile().await;
         }
         let addresses: Vec<SocketAddr> = self.listeners.keys().copied().collect();

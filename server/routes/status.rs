@@ -122,6 +122,26 @@ pub async fn read(pool: &Pool, route: &str) -> Result<Option<RouteStatus>, sqlx:
     ))
 }
 
+/// Waits for a route's next turn to check: its interval's tick or a SIGHUP. False when the server
+/// is stopping instead.
+pub async fn next_turn(
+    tick: &mut tokio::time::Interval,
+    rechecks: &mut tokio::sync::watch::Receiver<u64>,
+    stop: &mut tokio::sync::watch::Receiver<bool>,
+) -> bool {
+    tokio::select! {
+        _ = tick.tick() => true,
+        _ = rechecks.changed() => true,
+        () = stopping(stop) => false,
+    }
+}
+
+/// Resolves when the server stops (for a `select!` against work that must give way to it).
+pub async fn stopping(stop: &mut tokio::sync::watch::Receiver<bool>) {
+    // The guard `wait_for` answers must not be held across other awaits: it is dropped here.
+    let _ = stop.wait_for(|s| *s).await;
+}
+
 /// The LAN route as the running server's owner app shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LanView {

@@ -176,15 +176,8 @@ mod tests {
         )
     }
 
-    /// A whole handshake over memory; answers the certificate the server presented.
-    fn handshake(
-        server: Arc<ServerConfig>,
-        client: Arc<ClientConfig>,
-        address: &str,
-    ) -> Result<Vec<u8>, rustls::Error> {
-        let ip: IpAddr = address.parse().unwrap();
-        let mut client = ClientConnection::new(client, ServerName::IpAddress(ip.into())).unwrap();
-        let mut server = ServerConnection::new(server).unwrap();
+    /// Moves bytes between the two ends until neither is handshaking.
+    fn pump(client: &mut ClientConnection, server: &mut ServerConnection) -> Result<(), rustls::Error> {
         for _ in 0..20 {
             if !client.is_handshaking() && !server.is_handshaking() {
                 break;
@@ -202,6 +195,19 @@ mod tests {
             client.read_tls(&mut wire.as_slice()).unwrap();
             client.process_new_packets()?;
         }
+        Ok(())
+    }
+
+    /// A whole handshake over memory; answers the certificate the server presented.
+    fn handshake(
+        server: Arc<ServerConfig>,
+        client: Arc<ClientConfig>,
+        address: &str,
+    ) -> Result<Vec<u8>, rustls::Error> {
+        let ip: IpAddr = address.parse().unwrap();
+        let mut client = ClientConnection::new(client, ServerName::IpAddress(ip.into())).unwrap();
+        let mut server = ServerConnection::new(server).unwrap();
+        pump(&mut client, &mut server)?;
         assert_eq!(server.protocol_version(), Some(rustls::ProtocolVersion::TLSv1_3));
         Ok(client.peer_certificates().unwrap()[0].to_vec())
     }
@@ -306,23 +312,7 @@ mod tests {
         let name = ServerName::try_from("journal.test").unwrap();
         let mut client = ClientConnection::new(Arc::new(config), name).unwrap();
         let mut server = ServerConnection::new(server).unwrap();
-        for _ in 0..20 {
-            if !client.is_handshaking() && !server.is_handshaking() {
-                break;
-            }
-            let mut wire = Vec::new();
-            while client.wants_write() {
-                client.write_tls(&mut wire).unwrap();
-            }
-            server.read_tls(&mut wire.as_slice()).unwrap();
-            server.process_new_packets()?;
-            let mut wire = Vec::new();
-            while server.wants_write() {
-                server.write_tls(&mut wire).unwrap();
-            }
-            client.read_tls(&mut wire.as_slice()).unwrap();
-            client.process_new_packets()?;
-        }
+        pump(&mut client, &mut server)?;
         Ok(client.peer_certificates().unwrap()[0].to_vec())
     }
 

@@ -7,8 +7,10 @@ import subprocess
 from urllib.parse import parse_qs, urlparse
 
 import httpx
-from mcp.client.auth import TokenStorage
-from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from mcp import ClientSession
+from mcp.client.auth import OAuthClientProvider, TokenStorage
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
 JOURNAL = os.environ.get("JOURNAL_BIN", "target/debug/journal")
 
@@ -63,3 +65,29 @@ def owner_approves(pairing_code, categories, captured, verify=True, transport=No
             captured["state"] = params.get("state", [None])[0]
 
     return handler
+
+
+async def sign_in_and_search(url, pairing_code, categories, storage, verify=True, transport_factory=None):
+    """The SDK signs in at `url` (the owner approving with `pairing_code` and `categories`), lists its
+    tools and searches. `verify`: what the client trusts; `transport_factory`: makes the transport of
+    the client and of the owner's browser, for names only the test resolves (it carries its own trust)."""
+    captured = {}
+
+    async def callback():
+        return captured["code"], captured["state"]
+
+    metadata = OAuthClientMetadata(client_name="python-sdk", redirect_uris=["http://localhost:3030/callback"],
+                                   grant_types=["authorization_code", "refresh_token"], response_types=["code"],
+                                   token_endpoint_auth_method="none")
+    browser = transport_factory() if transport_factory else None
+    auth = OAuthClientProvider(server_url=url, client_metadata=metadata, storage=storage,
+                               redirect_handler=owner_approves(pairing_code, categories, captured, verify, browser),
+                               callback_handler=callback)
+    reach = {"transport": transport_factory()} if transport_factory else {"verify": verify}
+    async with httpx.AsyncClient(auth=auth, timeout=30, **reach) as http:
+        async with streamable_http_client(url, http_client=http) as (read, write, _):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                tools = sorted(t.name for t in (await session.list_tools()).tools)
+                found = await session.call_tool("search", {"query": "lease renewal"})
+                return tools, found

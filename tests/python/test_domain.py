@@ -28,12 +28,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from mcp import ClientSession
-from mcp.client.auth import OAuthClientProvider
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientMetadata
 
-from journal_helpers import JOURNAL, MemoryStorage, owner_approves, run
+from journal_helpers import JOURNAL, MemoryStorage, run, sign_in_and_search
 
 HOST = "journal.test"
 CAA_IDENTITY = "pebble.test"
@@ -251,26 +247,8 @@ def sign_in_and_call(acme, journal_dir, url):
 
     async def go():
         pairing_code = run(journal_dir, "mcp", "pairing", "generate", "--route", "domain").strip().splitlines()[-1]
-        captured = {}
-
-        async def callback():
-            return captured["code"], captured["state"]
-
-        metadata = OAuthClientMetadata(client_name="python-sdk", redirect_uris=["http://localhost:3030/callback"],
-                                       grant_types=["authorization_code", "refresh_token"], response_types=["code"],
-                                       token_endpoint_auth_method="none")
-        transport = ToLoopback(verify=trusting_pebble(acme))
-        auth = OAuthClientProvider(server_url=url, client_metadata=metadata, storage=storage,
-                                   redirect_handler=owner_approves(pairing_code, ["transcripts"], captured,
-                                                                   transport=ToLoopback(verify=trusting_pebble(acme))),
-                                   callback_handler=callback)
-        async with httpx.AsyncClient(auth=auth, timeout=30, transport=transport) as http:
-            async with streamable_http_client(url, http_client=http) as (read, write, _):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    tools = sorted(t.name for t in (await session.list_tools()).tools)
-                    found = await session.call_tool("search", {"query": "lease renewal"})
-                    return tools, found
+        return await sign_in_and_search(url, pairing_code, ["transcripts"], storage,
+                                        transport_factory=lambda: ToLoopback(verify=trusting_pebble(acme)))
 
     tools, found = asyncio.run(go())
     assert "search" in tools

@@ -21,12 +21,8 @@ import time
 
 import httpx
 import pytest
-from mcp import ClientSession
-from mcp.client.auth import OAuthClientProvider
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientMetadata
 
-from journal_helpers import JOURNAL, MemoryStorage, owner_approves, run
+from journal_helpers import JOURNAL, MemoryStorage, run, sign_in_and_search
 
 TAG = f"jt{os.getpid() % 100000}"
 SUBNET = 10 + os.getpid() % 200
@@ -94,25 +90,8 @@ def trusting_the_ca(lan):
 
 async def sign_in_and_call(lan, storage):
     pairing_code = run(lan["dir"], "mcp", "pairing", "generate", "--route", "lan").strip().splitlines()[-1]
-    captured = {}
-
-    async def callback():
-        return captured["code"], captured["state"]
-
-    metadata = OAuthClientMetadata(client_name="python-sdk", redirect_uris=["http://localhost:3030/callback"],
-                                   grant_types=["authorization_code", "refresh_token"], response_types=["code"],
-                                   token_endpoint_auth_method="none")
-    verify = trusting_the_ca(lan)
-    auth = OAuthClientProvider(server_url=lan["url"], client_metadata=metadata, storage=storage,
-                               redirect_handler=owner_approves(pairing_code, ["transcripts", "entities"], captured, verify),
-                               callback_handler=callback)
-    async with httpx.AsyncClient(auth=auth, timeout=30, verify=verify) as http:
-        async with streamable_http_client(lan["url"], http_client=http) as (read, write, _):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                tools = sorted(t.name for t in (await session.list_tools()).tools)
-                found = await session.call_tool("search", {"query": "lease renewal"})
-                return tools, found
+    return await sign_in_and_search(lan["url"], pairing_code, ["transcripts", "entities"], storage,
+                                    verify=trusting_the_ca(lan))
 
 
 def test_the_sdk_signs_in_over_the_lan_trusting_only_the_journals_ca(lan):
