@@ -52,6 +52,8 @@ pub struct PrivateCa {
     cert_pem: String,
     cert_der: Vec<u8>,
     key: KeyPair,
+    /// When the CA itself ends (unix seconds): no leaf outlives it.
+    not_after: i64,
 }
 
 impl std::fmt::Debug for PrivateCa {
@@ -132,10 +134,17 @@ impl PrivateCa {
                     cert_path.display()
                 ))
             })?;
+        let not_after = certificate_end(&cert_der).ok_or_else(|| {
+            TlsError::Refused(format!(
+                "{}: its validity cannot be read; remove it and it is made again from the key",
+                cert_path.display()
+            ))
+        })?;
         Ok(PrivateCa {
             cert_pem,
             cert_der,
             key,
+            not_after,
         })
     }
 
@@ -191,7 +200,8 @@ impl PrivateCa {
         params.use_authority_key_identifier_extension = true;
         // 825 days from the (early) start: the whole validity counts toward Apple's limit.
         let not_before = now - CLOCK_SKEW_SECONDS;
-        let not_after = not_before + LEAF_DAYS * DAY;
+        // Never past the CA's own end: a leaf it can no longer vouch for would fail anyway.
+        let not_after = (not_before + LEAF_DAYS * DAY).min(self.not_after);
         params.not_before = datetime(not_before)?;
         params.not_after = datetime(not_after)?;
         let issuer = Issuer::new(ca_params(&self.key, now)?, &self.key);
@@ -222,6 +232,13 @@ pub(crate) fn tighten(path: &Path, mode: u32) -> std::io::Result<()> {
     #[cfg(not(unix))]
     let _ = (path, mode);
     Ok(())
+}
+
+/// A DER certificate's end, in unix seconds.
+fn certificate_end(der: &[u8]) -> Option<i64> {
+    use der::Decode;
+    let cert = x509_cert::Certificate::from_der(der).ok()?;
+    i64::try_from(cert.tbs_certificate().validity().not_after.to_unix_duration().as_secs()).ok()
 }
 
 /// Whether the route needs a new leaf: its addresses changed, or fewer than 7 days remain.
@@ -408,6 +425,11 @@ mod tests {
         let ca = PrivateCa::load_or_create(dir.path(), NOW).unwrap();
         let leaf = ca.issue_leaf(&[ip("192.168.1.5"), ip("fd00::5")], NOW).unwrap();
         assert_eq!(leaf.not_after, NOW - CLOCK_SKEW_SECONDS + LEAF_DAYS * DAY);
+        // In the CA's last 825 days, a leaf ends with the CA.
+        let late = NOW + (CA_DAYS - 100) * DAY;
+        let last = ca.issue_leaf(&[ip("192.168.1.5")], late).unwrap();
+        assert_eq!(last.not_after, NOW + CA_DAYS * DAY);
+        verify(&ca, &last, "192.168.1.5", late + 60).unwrap();
         verify(&ca, &leaf, "192.168.1.5", NOW + 60).unwrap();
         verify(&ca, &leaf, "fd00::5", NOW + 60).unwrap();
         assert!(verify(&ca, &leaf, "192.168.1.6", NOW + 60).is_err(), "not its address");
