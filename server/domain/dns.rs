@@ -147,10 +147,10 @@ impl Resolver {
     }
 
     async fn over_udp(&self, bytes: &[u8], id: u16) -> Result<Message, String> {
-        let local: SocketAddr = if self.server.is_ipv4() {
-            "0.0.0.0:0".parse().expect("a valid address")
+        let local = if self.server.is_ipv4() {
+            SocketAddr::from(([0u8; 4], 0))
         } else {
-            "[::]:0".parse().expect("a valid address")
+            SocketAddr::from(([0u16; 8], 0))
         };
         let socket = UdpSocket::bind(local).await.map_err(|e| e.to_string())?;
         socket.connect(self.server).await.map_err(|e| e.to_string())?;

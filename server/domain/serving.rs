@@ -78,10 +78,11 @@ pub async fn start(
             private_peers_only: false,
         },
         account: None,
+        identity: None,
         listener: None,
         retry_at: 0,
         failures: 0,
-        last_problem: None,
+        recorder: status::Recorder::new(DOMAIN),
     };
     if let Some(stored) = &route.cert
         && let Err(error) = route.slot.install_pem(&stored.chain_pem, &stored.key_pem)
@@ -108,12 +109,14 @@ struct DomainRoute {
     gate: Gate,
     /// Loaded when an order needs it (loading asks the CA).
     account: Option<AcmeAccount>,
+    /// The account's URL and the CA's CAA identity, once known.
+    identity: Option<(String, String)>,
     cert: Option<Stored>,
     listener: Option<Listener>,
     /// No order before this time (unix seconds), after failures.
     retry_at: i64,
     failures: u32,
-    last_problem: Option<String>,
+    recorder: status::Recorder,
 }
 
 /// What a check found wrong.
@@ -184,19 +187,25 @@ impl DomainRoute {
     /// The account's URL and the CA's CAA identity: from the stored account (no network), or by
     /// loading or making it.
     async fn identity(&mut self) -> Result<(String, String), String> {
-        let override_identity = self.plan.caa_identity.clone();
-        if let Some(account) = &self.account {
-            return Ok((account.url.clone(), account.caa_identity.clone()));
+        // The account of a directory never changes while the server runs: read once.
+        if let Some(identity) = &self.identity {
+            return Ok(identity.clone());
         }
         let (root, directory) = (self.root.clone(), self.plan.directory.clone());
-        match tokio::task::spawn_blocking(move || acme::stored(&root, &directory)).await {
-            Ok(Ok(Some((url, identity)))) => return Ok((url, override_identity.unwrap_or(identity))),
-            Ok(Ok(None)) => {}
+        let stored = match tokio::task::spawn_blocking(move || acme::stored(&root, &directory)).await {
+            Ok(Ok(stored)) => stored,
             Ok(Err(error)) => return Err(error.to_string()),
             Err(error) => return Err(format!("reading the ACME account stopped: {error}")),
-        }
-        let account = self.load_account().await?;
-        Ok((account.url.clone(), account.caa_identity.clone()))
+        };
+        let identity = match stored {
+            Some((url, identity)) => (url, self.plan.caa_identity.clone().unwrap_or(identity)),
+            None => {
+                let account = self.load_account().await?;
+                (account.url.clone(), account.caa_identity.clone())
+            }
+        };
+        self.identity = Some(identity.clone());
+        Ok(identity)
     }
 
     async fn load_account(&mut self) -> Result<&AcmeAccount, String> {
@@ -301,37 +310,21 @@ impl DomainRoute {
     /// Tells the owner app and `journal route list` what the route does and what went wrong.
     async fn publish(&mut self, problem: Option<String>, now: i64) {
         let serving = self.listener.is_some() && self.cert.is_some();
-        let route = self.route();
         self.state.routes.set_domain(Some(DomainView {
-            mcp_url: route.mcp_url(),
+            mcp_url: self.route().mcp_url(),
             serving,
             problem: problem.clone(),
         }));
-        if problem != self.last_problem {
-            match &problem {
-                Some(problem) => tracing::warn!("domain route: {problem}"),
-                None => tracing::info!("the domain route's checks pass"),
-            }
-        }
-        let db = &self.state.journal.db;
-        let mut recorded = Ok(());
-        if let Some(cert) = self.cert.as_ref().filter(|_| serving) {
-            let certificate = Certificate {
-                issuer: cert.issuer.clone(),
-                not_after: cert.not_after,
-                fingerprint: cert.fingerprint.clone(),
-            };
-            recorded = status::record_serving(db, DOMAIN, &[self.plan.listen], &certificate, now).await;
-        }
-        if let Some(problem) = &problem {
-            recorded = recorded.and(status::record_error(db, DOMAIN, problem, serving, now).await);
-        } else if !serving {
-            recorded = recorded.and(status::record_stopped(db, DOMAIN, now).await);
-        }
-        if let Err(error) = recorded {
-            tracing::warn!(%error, "could not record the domain route's state");
-        }
-        self.last_problem = problem;
+        let certificate = self.cert.as_ref().filter(|_| serving).map(|cert| Certificate {
+            issuer: cert.issuer.clone(),
+            not_after: cert.not_after,
+            fingerprint: cert.fingerprint.clone(),
+        });
+        let listen = [self.plan.listen];
+        let serving = certificate.as_ref().map(|certificate| (listen.as_slice(), certificate));
+        self.recorder
+            .record(&self.state.journal.db, serving, problem, now)
+            .await;
     }
 }
 

@@ -60,7 +60,7 @@ pub async fn start(
         },
         leaf: None,
         listeners: BTreeMap::new(),
-        last_problem: None,
+        recorder: status::Recorder::new(LAN),
     };
     route.reconcile().await;
     Ok(tokio::spawn(route.run(stop)))
@@ -95,8 +95,7 @@ struct LanRoute {
     gate: Gate,
     leaf: Option<LeafInUse>,
     listeners: BTreeMap<SocketAddr, Listener>,
-    /// What went wrong at the last watch, so a lasting problem is logged once, not every 30 s.
-    last_problem: Option<String>,
+    recorder: status::Recorder,
 }
 
 impl LanRoute {
@@ -241,27 +240,14 @@ impl LanRoute {
             ca_pem: self.ca.pem().to_string(),
             ca_fingerprint: self.ca.fingerprint(),
         }));
-        let db = &self.state.journal.db;
-        let serving = !addresses.is_empty();
-        let mut recorded = Ok(());
-        if let Some(leaf) = self.leaf.as_ref().filter(|_| serving) {
-            recorded = status::record_serving(db, LAN, &addresses, &leaf.certificate, now).await;
-        }
+        let serving = self
+            .leaf
+            .as_ref()
+            .filter(|_| !addresses.is_empty())
+            .map(|leaf| (addresses.as_slice(), &leaf.certificate));
         let problem = (!problems.is_empty()).then(|| problems.join("; "));
-        if problem != self.last_problem {
-            match &problem {
-                Some(problem) => tracing::warn!("LAN route: {problem}"),
-                None => tracing::info!("the LAN route's earlier problem is gone"),
-            }
-        }
-        if let Some(problem) = &problem {
-            recorded = recorded.and(status::record_error(db, LAN, problem, serving, now).await);
-        } else if !serving {
-            recorded = recorded.and(status::record_stopped(db, LAN, now).await);
-        }
-        if let Err(error) = recorded {
-            tracing::warn!(%error, "could not record the LAN route's state");
-        }
-        self.last_problem = problem;
+        self.recorder
+            .record(&self.state.journal.db, serving, problem, now)
+            .await;
     }
 }

@@ -83,6 +83,53 @@ pub async fn record_stopped(pool: &Pool, route: &str, now: i64) -> Result<(), sq
     Ok(())
 }
 
+/// A route's record as its watcher keeps it after every check: the row written the same way for
+/// every route, and a problem logged once when it appears and once when it goes, not at every check.
+#[derive(Debug)]
+pub struct Recorder {
+    route: &'static str,
+    last_problem: Option<String>,
+}
+
+impl Recorder {
+    pub fn new(route: &'static str) -> Recorder {
+        Recorder {
+            route,
+            last_problem: None,
+        }
+    }
+
+    /// `serving`: where and with which certificate the route serves now, if it does.
+    pub async fn record(
+        &mut self,
+        pool: &Pool,
+        serving: Option<(&[SocketAddr], &Certificate)>,
+        problem: Option<String>,
+        now: i64,
+    ) {
+        let route = self.route;
+        if problem != self.last_problem {
+            match &problem {
+                Some(problem) => tracing::warn!("{route} route: {problem}"),
+                None => tracing::info!("the {route} route's earlier problem is gone"),
+            }
+        }
+        let mut recorded = Ok(());
+        if let Some((addresses, certificate)) = serving {
+            recorded = record_serving(pool, route, addresses, certificate, now).await;
+        }
+        if let Some(problem) = &problem {
+            recorded = recorded.and(record_error(pool, route, problem, serving.is_some(), now).await);
+        } else if serving.is_none() {
+            recorded = recorded.and(record_stopped(pool, route, now).await);
+        }
+        if let Err(error) = recorded {
+            tracing::warn!(%error, "could not record the {route} route's state");
+        }
+        self.last_problem = problem;
+    }
+}
+
 /// A route's row, if a server ever wrote one.
 pub async fn read(pool: &Pool, route: &str) -> Result<Option<RouteStatus>, sqlx::Error> {
     type Row = (

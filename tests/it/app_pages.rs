@@ -13,19 +13,19 @@ use journal::journal::day::unix_now;
 use journal::oauth::{pairing, store};
 
 /// A signed-in owner: the session secret and its form token.
-struct Owner {
-    secret: String,
+pub(crate) struct Owner {
+    pub(crate) secret: String,
     csrf: String,
 }
 
-async fn owner_of(server: &TestServer) -> Owner {
+pub(crate) async fn owner_of(server: &TestServer) -> Owner {
     let secret = sign_in(server).await;
     let csrf = csrf_of(&get(server, "/app", Some(&secret)).await);
     Owner { secret, csrf }
 }
 
 /// Posts a form of the app as its own page does.
-async fn submit(server: &TestServer, owner: &Owner, path: &str, fields: &str) -> crate::harness::Reply {
+pub(crate) async fn submit(server: &TestServer, owner: &Owner, path: &str, fields: &str) -> crate::harness::Reply {
     let form = format!("csrf={}&{fields}", owner.csrf);
     post_form(server, path, Some(&owner.secret), Some(&own_origin(server)), &form).await
 }

@@ -144,11 +144,13 @@ async fn the_lan_route_answers_only_its_own_address() {
 
 #[tokio::test]
 async fn the_connect_page_offers_the_lan_route_only_while_it_serves() {
-    use crate::app::{csrf_of, get, own_origin, post_form, sign_in, text};
+    use crate::app::{get, text};
+    use crate::app_pages::{owner_of, submit};
     use journal::routes::status::LanView;
 
     let server = TestServer::start().await;
-    let cookie = sign_in(&server).await;
+    let owner = owner_of(&server).await;
+    let cookie = owner.secret.clone();
     // Off: no certificate to download, the route can't be picked, and no code is made for it.
     let missing = get(&server, "/app/ca.pem", None).await;
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
@@ -160,15 +162,7 @@ async fn the_connect_page_offers_the_lan_route_only_while_it_serves() {
         "{}",
         text(&page)
     );
-    let csrf = csrf_of(&page);
-    let refused = post_form(
-        &server,
-        "/app/connect/code",
-        Some(&cookie),
-        Some(&own_origin(&server)),
-        &format!("csrf={csrf}&route=lan"),
-    )
-    .await;
+    let refused = submit(&server, &owner, "/app/connect/code", "route=lan").await;
     assert_eq!(refused.status, StatusCode::BAD_REQUEST);
     assert_eq!(
         store::code_expiry(&server.journal.db, "lan", unix_now()).await.unwrap(),
@@ -207,14 +201,7 @@ async fn the_connect_page_offers_the_lan_route_only_while_it_serves() {
     ] {
         assert!(html.contains(expected), "{expected} in {html}");
     }
-    let made = post_form(
-        &server,
-        "/app/connect/code",
-        Some(&cookie),
-        Some(&own_origin(&server)),
-        &format!("csrf={}&route=lan", csrf_of(&page)),
-    )
-    .await;
+    let made = submit(&server, &owner, "/app/connect/code", "route=lan").await;
     assert_eq!(made.status, StatusCode::OK);
     assert!(text(&made).contains("on the lan route"));
     assert!(
@@ -229,14 +216,7 @@ async fn the_connect_page_offers_the_lan_route_only_while_it_serves() {
             .unwrap(),
         None
     );
-    let closed = post_form(
-        &server,
-        "/app/connect/close",
-        Some(&cookie),
-        Some(&own_origin(&server)),
-        &format!("csrf={}&route=lan", csrf_of(&page)),
-    )
-    .await;
+    let closed = submit(&server, &owner, "/app/connect/close", "route=lan").await;
     assert_eq!(
         closed.header("location").as_deref(),
         Some("/app/connect?route=lan&notice=closed")
@@ -323,11 +303,13 @@ fn the_route_commands_change_journal_toml_and_refuse_what_cannot_work() {
 
 #[tokio::test]
 async fn the_connect_page_offers_the_domain_route_only_while_it_serves() {
-    use crate::app::{csrf_of, get, own_origin, post_form, sign_in, text};
+    use crate::app::{get, text};
+    use crate::app_pages::{owner_of, submit};
     use journal::routes::status::DomainView;
 
     let server = TestServer::start().await;
-    let cookie = sign_in(&server).await;
+    let owner = owner_of(&server).await;
+    let cookie = owner.secret.clone();
     let off = text(&get(&server, "/app/connect?route=domain", Some(&cookie)).await);
     assert!(off.contains("The domain route is not serving on this journal"), "{off}");
     assert!(off.contains("journal route enable domain --hostname H"), "{off}");
@@ -344,14 +326,7 @@ async fn the_connect_page_offers_the_domain_route_only_while_it_serves() {
         html.contains("On, but not serving: journal.example.org does not resolve."),
         "{html}"
     );
-    let refused = post_form(
-        &server,
-        "/app/connect/code",
-        Some(&cookie),
-        Some(&own_origin(&server)),
-        &format!("csrf={}&route=domain", csrf_of(&failing)),
-    )
-    .await;
+    let refused = submit(&server, &owner, "/app/connect/code", "route=domain").await;
     assert_eq!(refused.status, StatusCode::BAD_REQUEST);
 
     server.state().routes.set_domain(Some(DomainView {
@@ -372,14 +347,7 @@ async fn the_connect_page_offers_the_domain_route_only_while_it_serves() {
         !html.contains("needs your own-domain route"),
         "hosted clients can use this route"
     );
-    let made = post_form(
-        &server,
-        "/app/connect/code",
-        Some(&cookie),
-        Some(&own_origin(&server)),
-        &format!("csrf={}&route=domain", csrf_of(&page)),
-    )
-    .await;
+    let made = submit(&server, &owner, "/app/connect/code", "route=domain").await;
     assert_eq!(made.status, StatusCode::OK);
     assert!(
         store::code_expiry(&server.journal.db, "domain", unix_now())
