@@ -90,6 +90,8 @@ pub struct Options {
     pub lan: Option<LanPlan>,
     /// The own-domain route, when it is on.
     pub domain: Option<DomainPlan>,
+    /// Bounds on MCP sessions (tests lower the server's cap to reach it).
+    pub sessions: Limits,
 }
 
 impl Default for Options {
@@ -100,6 +102,7 @@ impl Default for Options {
             full_sync_every: FULL_SYNC_EVERY,
             lan: None,
             domain: None,
+            sessions: Limits::default(),
         }
     }
 }
@@ -133,7 +136,7 @@ pub async fn start_with(
     };
     let listener = TcpListener::bind(local_addr).await.map_err(listen_error)?;
     let local_addr = listener.local_addr().map_err(listen_error)?;
-    let state = AppState::new(journal, Sessions::new(Limits::default()), options.fetcher);
+    let state = AppState::new(journal, Sessions::new(options.sessions), options.fetcher);
     let router = routes::local::router(state.clone(), local_addr);
     let (shutdown, signal) = watch::channel(false);
     // The local route serves first: the other routes' first checks (a CA to load, an ACME order)

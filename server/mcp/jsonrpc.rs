@@ -99,6 +99,15 @@ impl Encoded {
     pub fn into_string(self) -> String {
         self.0
     }
+
+    /// The length of the serialized reply in bytes.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use super::dispatch::{self, Caller};
 use super::jsonrpc::{self, Encoded, INVALID_PARAMS, INVALID_REQUEST, Message, PARSE_ERROR};
 use super::protocol::Version;
-use super::session::SessionError;
+use super::session::{Cap, Evicted, SessionError};
 use crate::app::AppState;
 use crate::auth::Connection;
 use crate::routes::Route;
@@ -32,6 +32,12 @@ use crate::routes::Route;
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 /// How long a client may take to send its body.
 pub const BODY_DEADLINE: Duration = Duration::from_secs(5);
+/// The most messages in one batch (2025-03-26 sessions only). A batch is answered in one reply held
+/// in memory, so without a bound one small body could ask for hundreds of searches at once.
+pub const MAX_BATCH_ITEMS: usize = 32;
+/// The reply of a batch stops growing past this many bytes: the requests after that point are not
+/// run, and each is answered with an error saying to send it again on its own.
+pub const MAX_BATCH_REPLY_BYTES: usize = 1024 * 1024;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
@@ -143,10 +149,15 @@ fn initialize(
     let version = Version::negotiate(requested);
     let session = match state
         .sessions
-        .create(&connection.id, version, connection.grant.generation)
+        .create(&connection.id, &connection.label, version, connection.grant.generation)
     {
-        Ok(session) => session,
-        Err(e) => return http_error(StatusCode::TOO_MANY_REQUESTS, INVALID_REQUEST, e.to_string()),
+        Ok(opened) => {
+            if let Some(evicted) = &opened.evicted {
+                log_eviction(evicted, connection);
+            }
+            opened.id
+        }
+        Err(e) => return http_error(StatusCode::SERVICE_UNAVAILABLE, INVALID_REQUEST, e.to_string()),
     };
     let result = json!({
         "protocolVersion": version.as_str(),
@@ -162,6 +173,22 @@ fn initialize(
         response.headers_mut().insert(SESSION_HEADER, value);
     }
     response
+}
+
+/// Says in the server's log which session made room for a new one: a client whose session ended
+/// this way sees a 404 and starts over, and the owner can tell why from the log.
+fn log_eviction(evicted: &Evicted, opener: &Connection) {
+    match evicted.cap {
+        Cap::Credential => tracing::info!(
+            connection = %evicted.label,
+            "a new session ended this connection's least recently used one: it was at its limit of open sessions (clients that never end their sessions reach it)"
+        ),
+        Cap::Server => tracing::info!(
+            connection = %evicted.label,
+            opened_by = %opener.label,
+            "the server's sessions are full: a new session ended the least recently used one of the connection holding the most"
+        ),
+    }
 }
 
 /// Finds the caller's session and checks the protocol version header against it.
@@ -218,13 +245,35 @@ async fn batch(state: &AppState, caller: &Caller, items: Vec<Value>) -> Response
             "an empty batch is not a request",
         );
     }
+    if items.len() > MAX_BATCH_ITEMS {
+        return http_error(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            format!(
+                "a batch holds at most {MAX_BATCH_ITEMS} messages; this one has {}: send it in parts",
+                items.len()
+            ),
+        );
+    }
     let mut replies = Vec::new();
+    let mut reply_bytes = 0;
     for item in items {
         match jsonrpc::classify(&item) {
             Err((id, why)) => replies.push(Encoded::value(&jsonrpc::error(id, INVALID_REQUEST, why))),
             Ok(Message::Notification { .. } | Message::Response) => {}
+            Ok(Message::Request { id, .. }) if reply_bytes >= MAX_BATCH_REPLY_BYTES => {
+                replies.push(Encoded::value(&jsonrpc::error(
+                    id,
+                    jsonrpc::INTERNAL_ERROR,
+                    format!(
+                        "not run: this batch's reply reached {MAX_BATCH_REPLY_BYTES} bytes before this request; send it again on its own"
+                    ),
+                )));
+            }
             Ok(Message::Request { id, method, params }) => {
-                replies.push(dispatch::request(state, caller, id, &method, params).await)
+                let reply = dispatch::request(state, caller, id, &method, params).await;
+                reply_bytes += reply.len();
+                replies.push(reply);
             }
         }
     }

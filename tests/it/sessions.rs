@@ -149,35 +149,110 @@ async fn session_rules() {
     );
 }
 
+/// Claude Code and Gemini CLI never send DELETE: every start leaves a session open. A credential at
+/// its cap ends its least recently used session instead of refusing (which locked users out).
 #[tokio::test]
-async fn at_most_sixteen_sessions_per_credential_and_none_evicted() {
+async fn two_hundred_initializes_on_one_key_all_succeed_and_the_newest_sixteen_answer() {
     let server = TestServer::start().await;
     let key = server.key("a", &[], None).await;
     let other = server.key("b", &[], None).await;
-    let mut first = Client::connected(&server.url(), &key).await;
-    for _ in 1..16 {
-        Client::connected(&server.url(), &key).await;
+    let mut bystander = Client::connected(&server.url(), &other).await;
+    let mut clients = Vec::new();
+    for _ in 0..200 {
+        let mut client = Client::new(&server.url(), Some(&key));
+        let reply = client.initialize("2025-11-25").await;
+        assert_eq!(reply.status, StatusCode::OK);
+        clients.push(client);
     }
-    let mut one_more = Client::new(&server.url(), Some(&key));
-    let reply = one_more
-        .post(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}))
+    for client in &clients[184..] {
+        assert_eq!(client.rpc("ping", json!({})).await["result"], json!({}));
+    }
+    let evicted = &clients[183];
+    let reply = evicted
+        .post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
         .await;
-    assert_eq!(reply.status, StatusCode::TOO_MANY_REQUESTS);
-    assert!(
-        reply.json()["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("16 open sessions")
+    assert_eq!(reply.status, StatusCode::NOT_FOUND, "an evicted session is gone");
+    assert_eq!(
+        reply.json()["error"]["message"].as_str().unwrap(),
+        "no such session: it ended or expired; start a new one with initialize"
     );
+    assert_eq!(
+        bystander.rpc("ping", json!({})).await["result"],
+        json!({}),
+        "another credential's session is never evicted by this one"
+    );
+    assert_eq!(bystander.send(Method::DELETE, "").await.status, StatusCode::NO_CONTENT);
+    bystander.session = None;
+}
+
+/// A session in use is not the least recently used: using the oldest keeps it, and the next oldest goes.
+#[tokio::test]
+async fn a_session_in_use_outlives_newer_idle_ones() {
+    let server = TestServer::start().await;
+    let key = server.key("a", &[], None).await;
+    let first = Client::connected(&server.url(), &key).await;
+    let mut rest = Vec::new();
+    for _ in 1..16 {
+        rest.push(Client::connected(&server.url(), &key).await);
+    }
+    assert_eq!(first.rpc("ping", json!({})).await["result"], json!({}));
+    Client::connected(&server.url(), &key).await;
     assert_eq!(
         first.rpc("ping", json!({})).await["result"],
         json!({}),
-        "the oldest session still works"
+        "used last, kept"
     );
-    Client::connected(&server.url(), &other).await;
-    assert_eq!(first.send(Method::DELETE, "").await.status, StatusCode::NO_CONTENT);
-    first.session = None;
-    one_more.initialize("2025-11-25").await;
+    let reply = rest[0]
+        .post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        .await;
+    assert_eq!(
+        reply.status,
+        StatusCode::NOT_FOUND,
+        "the least recently used one was ended"
+    );
+    assert_eq!(rest[1].rpc("ping", json!({})).await["result"], json!({}));
+}
+
+/// The server's cap: when every session is taken, the least recently used session of the credential
+/// holding the most makes room, never one of a credential holding fewer.
+#[tokio::test]
+async fn a_full_server_ends_a_session_of_the_credential_holding_the_most() {
+    let server = TestServer::start_with(journal::server::Options {
+        sessions: journal::mcp::session::Limits {
+            per_credential: 16,
+            total: 6,
+            idle: std::time::Duration::from_secs(600),
+        },
+        ..Default::default()
+    })
+    .await;
+    let few = server.key("few", &[], None).await;
+    let many = server.key("many", &[], None).await;
+    let newcomer = server.key("newcomer", &[], None).await;
+    let small = Client::connected(&server.url(), &few).await;
+    let mut big = Vec::new();
+    for _ in 0..5 {
+        big.push(Client::connected(&server.url(), &many).await);
+    }
+    assert_eq!(small.rpc("ping", json!({})).await["result"], json!({}));
+    for _ in 0..2 {
+        let reply = Client::new(&server.url(), Some(&newcomer))
+            .initialize("2025-11-25")
+            .await;
+        assert_eq!(reply.status, StatusCode::OK);
+    }
+    for gone in &big[..2] {
+        let reply = gone.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).await;
+        assert_eq!(reply.status, StatusCode::NOT_FOUND);
+    }
+    for kept in &big[2..] {
+        assert_eq!(kept.rpc("ping", json!({})).await["result"], json!({}));
+    }
+    assert_eq!(
+        small.rpc("ping", json!({})).await["result"],
+        json!({}),
+        "the smaller holder keeps its session"
+    );
 }
 
 #[tokio::test]
@@ -212,4 +287,73 @@ async fn batches_only_in_2025_03_26_sessions() {
     let reply = new.post(&json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])).await;
     assert_eq!(reply.status, StatusCode::BAD_REQUEST);
     assert_eq!(reply.json()["error"]["code"], -32600);
+}
+
+/// A batch is bounded in messages and in the bytes of its reply: one small body must not make the
+/// server hold hundreds of results at once.
+#[tokio::test]
+async fn batches_are_bounded_in_messages_and_reply_bytes() {
+    let server = TestServer::start().await;
+    let key = server.key("k", &[], None).await;
+    let mut old = Client::new(&server.url(), Some(&key));
+    old.initialize("2025-03-26").await;
+    let too_many: Vec<_> = (0..33)
+        .map(|i| json!({"jsonrpc": "2.0", "id": i, "method": "ping"}))
+        .collect();
+    let reply = old.post(&json!(too_many)).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    assert!(
+        reply.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 32 messages")
+    );
+    let most: Vec<_> = (0..32)
+        .map(|i| json!({"jsonrpc": "2.0", "id": i, "method": "ping"}))
+        .collect();
+    assert_eq!(old.post(&json!(most)).await.json().as_array().unwrap().len(), 32);
+
+    // Two memories of 32 KB make every recall about 130 KB of reply (text and structured content).
+    for n in 0..2 {
+        let content = format!("{n}{}", "m".repeat(32_000));
+        let saved = old
+            .post(
+                &json!({"jsonrpc": "2.0", "id": 100 + n, "method": "tools/call", "params": {
+                "name": "save_memory", "arguments": {"content": content, "operation_id": format!("op-{n}")}}}),
+            )
+            .await;
+        assert_eq!(saved.json()["result"]["isError"], false, "{}", saved.json());
+    }
+    let recalls: Vec<_> = (0..32)
+        .map(|i| json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "recall_memory", "arguments": {}}}))
+        .collect();
+    let reply = old.post(&json!(recalls)).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    let replies = reply.json();
+    let replies = replies.as_array().unwrap();
+    assert_eq!(replies.len(), 32, "every request is answered");
+    let run = replies.iter().filter(|r| r.get("result").is_some()).count();
+    let not_run: Vec<_> = replies.iter().filter(|r| r.get("error").is_some()).collect();
+    assert!(run >= 1 && !not_run.is_empty(), "run {run}, not run {}", not_run.len());
+    assert_eq!(run + not_run.len(), 32);
+    for refused in not_run {
+        assert_eq!(refused["error"]["code"], -32603);
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("send it again on its own")
+        );
+    }
+    let largest = replies
+        .iter()
+        .filter(|r| r.get("result").is_some())
+        .map(|r| r.to_string().len())
+        .max()
+        .unwrap();
+    assert!(
+        reply.body.len() <= journal::mcp::transport::MAX_BATCH_REPLY_BYTES + largest + 32 * 256,
+        "the reply stops growing at the bound: {} bytes",
+        reply.body.len()
+    );
 }
