@@ -36,6 +36,17 @@ pub async fn open(path: &Path) -> Result<Pool, sqlx::Error> {
     Ok(pool)
 }
 
+/// Begins a transaction that will write, taking SQLite's write lock at once (`BEGIN IMMEDIATE`).
+///
+/// A deferred transaction that reads and then writes cannot wait for a writer of another process or
+/// connection: when its snapshot is stale SQLite answers "database is locked" at once, whatever the
+/// busy timeout. Taking the lock first makes concurrent writers queue under the busy timeout, and
+/// what the transaction reads is what it writes over. Every transaction of this program writes, so
+/// every one begins here.
+pub async fn begin_write(pool: &Pool) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error> {
+    pool.begin_with("BEGIN IMMEDIATE").await
+}
+
 /// True when the error is a violated UNIQUE or PRIMARY KEY constraint.
 pub fn is_unique_violation(error: &sqlx::Error) -> bool {
     matches!(error, sqlx::Error::Database(db) if db.is_unique_violation())

@@ -115,7 +115,7 @@ impl AuditLog {
 }
 
 async fn write_batch(pool: &Pool, batch: &[Waiting]) -> Result<(), AuthError> {
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::db::begin_write(pool).await?;
     for (record, _) in batch {
         insert(&mut tx, record).await?;
     }

@@ -26,7 +26,7 @@ pub struct Connection {
 pub async fn create_key(pool: &Pool, label: &str) -> Result<(Connection, String), AuthError> {
     keys::validate_label(label).map_err(AuthError::Invalid)?;
     let (key, digest) = keys::mint().map_err(|e| AuthError::Invalid(format!("no secure random source: {e}")))?;
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::db::begin_write(pool).await?;
     let connection = insert_connection(&mut tx, "key", label, Some(&keys::label_key(label))).await.map_err(|e| {
         if db::is_unique_violation(&e) {
             AuthError::Invalid(format!(
@@ -135,7 +135,7 @@ pub async fn set_grant(
 ) -> Result<Grant, AuthError> {
     let names: Vec<&str> = categories.iter().map(|c| c.as_str()).collect();
     let gone = || AuthError::NotFound("the connection was revoked meanwhile".into());
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::db::begin_write(pool).await?;
     let updated = sqlx::query(
         "UPDATE grants SET categories = ?, whole_journal = ?, generation = generation + 1 WHERE connection_id = ?",
     )
@@ -224,7 +224,7 @@ pub async fn write_last_used(pool: &Pool, id: &str, now: i64) -> Result<(), Auth
 /// Creates the connection of an OAuth sign-in, named after its client. Its grant starts empty; the
 /// caller sets what the owner approved.
 pub async fn create_oauth(pool: &Pool, client_name: &str) -> Result<Connection, AuthError> {
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::db::begin_write(pool).await?;
     let connection = insert_connection(&mut tx, "oauth", client_name, None).await?;
     tx.commit().await?;
     Ok(connection)

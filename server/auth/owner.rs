@@ -34,7 +34,7 @@ pub enum LinkRefusal {
 /// Makes a sign-in link's token; only its digest is stored.
 pub async fn create_link(pool: &Pool, now: i64) -> Result<String, AuthError> {
     let token = random_secret()?;
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::db::begin_write(pool).await?;
     // Links that ran out are of no use to anyone: they go when a new one is made.
     sqlx::query("DELETE FROM owner_links WHERE expires_at <= ?")
         .bind(now)
@@ -62,7 +62,7 @@ pub async fn check_link(pool: &Pool, token: &str, now: i64) -> Result<Result<(),
 /// Uses a link: it is deleted whatever the outcome, and a session starts when it was still good.
 /// Returns the session's secret, for the cookie.
 pub async fn redeem_link(pool: &Pool, token: &str, now: i64) -> Result<Result<String, LinkRefusal>, AuthError> {
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::db::begin_write(pool).await?;
     let expires: Option<i64> = sqlx::query_scalar("DELETE FROM owner_links WHERE digest = ? RETURNING expires_at")
         .bind(digest(token))
         .fetch_optional(&mut *tx)
@@ -140,7 +140,7 @@ pub async fn end_session(pool: &Pool, secret: &str) -> Result<(), AuthError> {
 
 /// Ends every session and every unused link (`journal app signout`). Returns the sessions ended.
 pub async fn end_all(pool: &Pool) -> Result<u64, AuthError> {
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::db::begin_write(pool).await?;
     let ended = end_all_in(&mut tx).await?;
     tx.commit().await?;
     Ok(ended)

@@ -69,7 +69,7 @@ pub async fn stored(pool: &Pool) -> Result<Option<String>, AuthError> {
 /// Sets (or replaces) the passphrase and signs every browser out, so that no session made
 /// without it outlives the change. Answers the sessions ended.
 pub async fn set(pool: &Pool, phc: &str, now: i64) -> Result<u64, AuthError> {
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::db::begin_write(pool).await?;
     sqlx::query(
         "INSERT INTO owner_passphrase (id, phc, set_at) VALUES (1, ?, ?)
          ON CONFLICT (id) DO UPDATE SET phc = excluded.phc, set_at = excluded.set_at",

@@ -223,7 +223,7 @@ async fn write_catalog(journal: &Journal, parsed: &[Parsed], removed: &[String])
         .iter()
         .flat_map(|item| item.facets.iter().map(|facet| (item.path.as_str(), facet.as_str())))
         .collect();
-    let mut tx = journal.db.begin().await?;
+    let mut tx = crate::db::begin_write(&journal.db).await?;
     if !removed.is_empty() {
         sqlx::query("DELETE FROM items WHERE path IN (SELECT value FROM json_each(?))")
             .bind(json_array(&removed))

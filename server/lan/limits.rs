@@ -8,8 +8,6 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
-use crate::tls::private_range;
-
 /// At most this many connections in all.
 pub const MAX_CONNECTIONS: usize = 64;
 /// At most this many from one address.
@@ -67,12 +65,7 @@ impl ConnectionLimiter {
 
     /// Takes a slot for a connection from `source`, or says which limit is reached.
     pub fn admit(&self, source: IpAddr) -> Result<Admission, Full> {
-        let source = match private_range::canonical(source) {
-            IpAddr::V6(v6) if self.by_prefix => {
-                IpAddr::V6(std::net::Ipv6Addr::from(u128::from(v6) & !((1u128 << 64) - 1)))
-            }
-            other => other,
-        };
+        let source = crate::routes::source_key(source, self.by_prefix);
         let mut counts = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if counts.open >= self.total {
             return Err(Full::Route);

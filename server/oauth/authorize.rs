@@ -16,10 +16,11 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use url::Url;
 
+use super::client_metadata::MetadataError;
 use super::form::{self, Params};
-use super::pages::{self, ConsentPage, FacetChoice};
+use super::pages::{self, ConsentPage, FacetChoice, Refusal};
 use super::store::{self, CodeRefusal, Pending};
-use super::{OAuthError, client_metadata, pkce, redirect, resource};
+use super::{OAuthError, client_metadata, known_clients, pkce, redirect, register, resource};
 use crate::app::AppState;
 use crate::auth::Category;
 use crate::journal::day::unix_now;
@@ -33,11 +34,20 @@ pub async fn start(
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
+    // Only a top-level navigation starts a sign-in. An <img>, a fetch or a frame on any web page the
+    // owner visits would otherwise start pending sign-ins from the owner's own address, displacing
+    // the one the owner has open. Browsers send Sec-Fetch-Mode; programs that send none are fine.
+    if headers
+        .get("sec-fetch-mode")
+        .is_some_and(|mode| mode.as_bytes() != b"navigate")
+    {
+        return not_a_navigation().answer(&headers);
+    }
     let now = unix_now();
     let db = &state.journal.db;
     match store::code_open(db, route.name, now).await {
         Ok(true) => {}
-        Ok(false) => return pages::nothing_waiting(),
+        Ok(false) => return pages::nothing_waiting().answer(&headers),
         Err(e) => return e.into_response(),
     }
     let params = Params::parse(query.unwrap_or_default().as_bytes());
@@ -46,28 +56,35 @@ pub async fn start(
     // Until the client and its callback are known to be genuine, errors stay on this page.
     let client_id = match params.required("client_id") {
         Ok(id) => id,
-        Err(e) => return broken_link(&e.description),
+        Err(e) => return broken_link(&e.description).answer(&headers),
     };
     // An https client_id names a metadata document; anything else must have registered.
-    let found = if client_id.starts_with("https://") {
-        client_metadata::resolve(db, state.fetcher.as_ref(), client_id, now)
-            .await
-            .map(Some)
+    let client = if client_id.starts_with("https://") {
+        match client_metadata::resolve(db, state.fetcher.as_ref(), client_id, &source, now).await {
+            Ok(client) => client,
+            Err(MetadataError::Refused(why)) => return broken_link(&why).answer(&headers),
+            Err(MetadataError::Unreachable(why)) => return unreachable(client_id, &why).answer(&headers),
+            Err(MetadataError::Full) => return too_many_clients().answer(&headers),
+            Err(MetadataError::Store(e)) => return e.into_response(),
+        }
     } else {
-        store::client(db, client_id).await
-    };
-    let client = match found {
-        Ok(Some(client)) => client,
-        Ok(None) => return broken_link("the app asking to connect is not registered here; start again from the app"),
-        Err(e) if e.code == "server_error" => return e.into_response(),
-        Err(e) => return broken_link(&e.description),
+        match store::client(db, client_id).await {
+            Ok(Some(client)) => client,
+            Ok(None) => {
+                return broken_link("the app asking to connect is not registered here; start again from the app")
+                    .answer(&headers);
+            }
+            Err(e) => return e.into_response(),
+        }
     };
     let redirect_uri = match params.one("redirect_uri") {
-        Ok(Some(uri)) if client.redirect_uris.iter().any(|r| redirect::matches(r, uri)) => uri.to_string(),
-        Ok(Some(_)) => return broken_link("the app's return address is not one it registered"),
-        Ok(None) if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
-        Ok(None) => return broken_link("the request names no return address (redirect_uri)"),
-        Err(e) => return broken_link(&e.description),
+        Ok(Some(uri)) if callback_allowed(&client, uri) => uri.to_string(),
+        Ok(Some(_)) => return broken_link("the app's return address is not one it registered").answer(&headers),
+        Ok(None) if client.redirect_uris.len() == 1 && known_clients::lookup(&client.client_id).is_none() => {
+            client.redirect_uris[0].clone()
+        }
+        Ok(None) => return broken_link("the request names no return address (redirect_uri)").answer(&headers),
+        Err(e) => return broken_link(&e.description).answer(&headers),
     };
     let state_param = params.firsts().get("state").map(|s| s.to_string());
     let back = |error: OAuthError| redirect_error(&redirect_uri, &error, state_param.as_deref(), &issuer);
@@ -134,7 +151,7 @@ pub async fn start(
         Err(e) => return e.into_response(),
     };
     consent_page(
-        &client.client_name,
+        Asker::new(&client.client_name, &client.client_id),
         &redirect_uri,
         &pending,
         &csrf,
@@ -177,7 +194,9 @@ pub async fn decide(
         Err(e) => return e.into_response(),
     };
     let client_name = match store::client(db, &pending.client_id).await {
-        Ok(Some(client)) => client.client_name,
+        // Cleaned again here: a name stored before names were cleaned on the way in also labels
+        // the connection this sign-in makes.
+        Ok(Some(client)) => register::clean_name(&client.client_name),
         Ok(None) => return expired(),
         Err(e) => return e.into_response(),
     };
@@ -202,7 +221,7 @@ pub async fn decide(
     let typed = params.one("pairing_code").ok().flatten().unwrap_or("");
     let again = |error: String| {
         consent_page(
-            &client_name,
+            Asker::new(&client_name, &pending.client_id),
             &pending.redirect_uri,
             &pending.id,
             csrf,
@@ -235,7 +254,16 @@ pub async fn decide(
             return pages::message(
                 StatusCode::FORBIDDEN,
                 "The pairing code is no longer open",
-                "It was used, it expired, it was revoked, or it was locked after too many wrong tries.",
+                "It was used, it expired or it was revoked.",
+                Some("Make a new code with journal mcp pairing generate and start again from the app."),
+            );
+        }
+        Err(CodeRefusal::SourceLocked) => {
+            let _ = store::drop_pending(db, &pending.id).await;
+            return pages::message(
+                StatusCode::FORBIDDEN,
+                "Too many wrong codes from this address",
+                "Twenty wrong pairing codes came from this address, so it may not try this code again.",
                 Some("Make a new code with journal mcp pairing generate and start again from the app."),
             );
         }
@@ -246,7 +274,7 @@ pub async fn decide(
         }
         let facets = facet_choices(&state);
         return consent_page(
-            &client_name,
+            Asker::new(&client_name, &pending.client_id),
             &pending.redirect_uri,
             &pending.id,
             csrf,
@@ -276,7 +304,7 @@ async fn stage_two(
         let facets = facet_choices(state);
         let error = Some("Choose at least one facet, or deny.".to_string());
         return consent_page(
-            client_name,
+            Asker::new(client_name, &pending.client_id),
             &pending.redirect_uri,
             &pending.id,
             csrf,
@@ -332,8 +360,28 @@ enum Stage<'a> {
     },
 }
 
+/// Who asks to connect, as the consent page names it.
+struct Asker<'a> {
+    name: &'a str,
+    client_id: &'a str,
+}
+
+impl<'a> Asker<'a> {
+    fn new(name: &'a str, client_id: &'a str) -> Asker<'a> {
+        Asker { name, client_id }
+    }
+
+    /// The host of a metadata document client's `client_id`, shown beside its name (MCP
+    /// 2025-11-25): the name is whatever the document says, the host is who vouches for it.
+    fn document_host(&self) -> Option<String> {
+        self.client_id
+            .starts_with("https://")
+            .then(|| redirect::host(self.client_id))
+    }
+}
+
 fn consent_page(
-    client_name: &str,
+    asker: Asker<'_>,
     redirect_uri: &str,
     pending: &str,
     csrf: &str,
@@ -347,7 +395,8 @@ fn consent_page(
     };
     let page = ConsentPage {
         nonce: nonce.clone(),
-        client_name: client_name.to_string(),
+        client_name: register::clean_name(asker.name),
+        client_host: asker.document_host(),
         callback_host: redirect::host(redirect_uri),
         pending: pending.to_string(),
         csrf: csrf.to_string(),
@@ -365,13 +414,69 @@ fn consent_page(
     pages::html(status, &page, &nonce, redirect::origin(redirect_uri).as_deref())
 }
 
-fn broken_link(why: &str) -> Response {
-    pages::message(
-        StatusCode::BAD_REQUEST,
-        "This sign-in link is not valid",
-        why,
-        Some("Nothing was shared. Start again from the app."),
-    )
+/// Whether `client` may send the browser back to `uri`: a known client by its catalog rule, any
+/// other by the callbacks it registered or its document lists.
+fn callback_allowed(client: &store::Client, uri: &str) -> bool {
+    match known_clients::lookup(&client.client_id) {
+        Some(known) => known.allows(uri),
+        None => client.redirect_uris.iter().any(|r| redirect::matches(r, uri)),
+    }
+}
+
+fn broken_link(why: &str) -> Refusal {
+    Refusal {
+        status: StatusCode::BAD_REQUEST,
+        error: "invalid_request",
+        description: format!("this sign-in link is not valid: {why}"),
+        heading: "This sign-in link is not valid",
+        text: why.to_string(),
+        hint: Some("Nothing was shared. Start again from the app.".into()),
+    }
+}
+
+fn not_a_navigation() -> Refusal {
+    Refusal {
+        status: StatusCode::FORBIDDEN,
+        error: "invalid_request",
+        description: "a sign-in starts only when the browser opens the link as a page".into(),
+        heading: "This sign-in must open as a page",
+        text: "The sign-in link was loaded from inside another page (as an image, a frame or a script), which is never how an app asks to connect.".into(),
+        hint: Some("Nothing was shared. If you are signing in an app, open its link in the browser's address bar.".into()),
+    }
+}
+
+/// The refusal when a client's metadata document (its `client_id` URL) could not be fetched, with
+/// the way to sign in without it.
+fn unreachable(client_id: &str, why: &str) -> Refusal {
+    let host = redirect::host(client_id);
+    let instead = if client_id.starts_with("https://chatgpt.com/oauth/codex/") {
+        "sign Codex in with dynamic registration instead: codex mcp login NAME --oauth-client-registration dcr"
+            .to_string()
+    } else {
+        "sign in with a client registered on this journal instead: journal mcp oauth register --name NAME --redirect-uri URI prints a client id for the app's client-id setting (for Claude Code: claude mcp add ... --client-id ID)".to_string()
+    };
+    Refusal {
+        status: StatusCode::BAD_GATEWAY,
+        error: "invalid_client",
+        description: format!("the app's description at {host} could not be fetched ({why}); {instead}"),
+        heading: "The app's description could not be fetched",
+        text: format!(
+            "This app identifies itself with a document at {host}, and the journal could not fetch it: {why}."
+        ),
+        hint: Some(format!("Nothing was shared. To connect anyway, {instead}.")),
+    }
+}
+
+fn too_many_clients() -> Refusal {
+    Refusal {
+        status: StatusCode::TOO_MANY_REQUESTS,
+        error: "temporarily_unavailable",
+        description: "too many apps from this address are waiting to sign in; finish or abandon one and try again"
+            .into(),
+        heading: "Too many apps are waiting to sign in",
+        text: "The journal keeps a limited number of apps that have not signed in yet, per address and in all.".into(),
+        hint: Some("Apps that never finish signing in are forgotten after a day. Try again later.".into()),
+    }
 }
 
 fn expired() -> Response {

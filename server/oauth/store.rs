@@ -27,7 +27,7 @@ pub struct Client {
 /// Opens a new pairing code for `route`, replacing any open one. Answers the code, shown once.
 pub async fn open_code(pool: &Pool, route: &str, now: i64) -> Result<String, OAuthError> {
     let code = pairing::generate().map_err(|e| OAuthError::server(format!("no secure random source: {e}")))?;
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::db::begin_write(pool).await?;
     sqlx::query("DELETE FROM pairing_failures WHERE route = ?")
         .bind(route)
         .execute(&mut *tx)
@@ -78,79 +78,135 @@ pub enum CodeRefusal {
     Wrong { tries_left: i64 },
     /// Not a code at all (wrong length or characters); not counted as a try.
     Malformed(String),
-    /// No code is open any more (used, expired, revoked, or locked after too many wrong tries).
+    /// No code is open any more (used, expired or revoked).
     Closed,
     /// This authorization used up its tries.
     Exhausted,
+    /// The source address used up its tries on this code; other sources may still pair with it.
+    SourceLocked,
 }
 
-/// Checks a typed code for a pending authorization. A match uses the code up (one use). A wrong code
-/// counts against the authorization (5 tries) and the source address (20 tries lock the code).
+/// Checks a typed code for a pending authorization. A match uses the code up (one use). Every try
+/// counts against the authorization (5) and the source address (20): the try is taken, in one
+/// transaction, before the code is compared, so that parallel guesses get no more tries than
+/// sequential ones. A source that used its 20 is refused without a comparison, but the code stays
+/// open for everyone else: a stranger guessing must not lock the owner out. A new code clears the
+/// counts.
 pub async fn try_code(pool: &Pool, pending: &Pending, typed: &str, now: i64) -> Result<(), CodeRefusal> {
     let fail = |e: sqlx::Error| {
         tracing::error!(error = %e, "the pairing check failed");
         CodeRefusal::Closed
     };
     let code = pairing::normalize(typed).map_err(|e| CodeRefusal::Malformed(e.to_string()))?;
-    let stored: Option<Vec<u8>> =
-        sqlx::query_scalar("SELECT digest FROM pairing_codes WHERE route = ? AND expires_at > ?")
-            .bind(&pending.route)
-            .bind(now)
-            .fetch_optional(pool)
-            .await
-            .map_err(fail)?;
-    let stored = stored.ok_or(CodeRefusal::Closed)?;
+    let taken = take_try(pool, pending, now).await.map_err(fail)?;
+    let (stored, tries) = match taken {
+        Try::Taken { stored, tries } => (stored, tries),
+        Try::NoCode => return Err(CodeRefusal::Closed),
+        Try::SourceLocked => return Err(CodeRefusal::SourceLocked),
+        Try::Exhausted => {
+            let _ = drop_pending(pool, &pending.id).await;
+            return Err(CodeRefusal::Exhausted);
+        }
+    };
     if bool::from(stored.as_slice().ct_eq(&pairing::digest(&code))) {
-        sqlx::query("DELETE FROM pairing_codes WHERE route = ?")
+        let mut tx = crate::db::begin_write(pool).await.map_err(fail)?;
+        let used = sqlx::query("DELETE FROM pairing_codes WHERE route = ? AND digest = ?")
             .bind(&pending.route)
-            .execute(pool)
+            .bind(&stored)
+            .execute(&mut *tx)
             .await
             .map_err(fail)?;
         sqlx::query("DELETE FROM pairing_failures WHERE route = ?")
             .bind(&pending.route)
-            .execute(pool)
+            .execute(&mut *tx)
             .await
             .map_err(fail)?;
-        return Ok(());
+        tx.commit().await.map_err(fail)?;
+        // Two right answers racing: the code is one use, the second finds it gone.
+        return if used.rows_affected() == 1 {
+            Ok(())
+        } else {
+            Err(CodeRefusal::Closed)
+        };
     }
-    let failures: i64 =
-        sqlx::query_scalar("UPDATE oauth_pending SET failures = failures + 1 WHERE id = ? RETURNING failures")
-            .bind(&pending.id)
-            .fetch_one(pool)
-            .await
-            .map_err(fail)?;
-    let by_source: i64 = sqlx::query_scalar(
-        "INSERT INTO pairing_failures (route, source, failures) VALUES (?, ?, 1)
-         ON CONFLICT (route, source) DO UPDATE SET failures = failures + 1 RETURNING failures",
-    )
-    .bind(&pending.route)
-    .bind(&pending.source)
-    .fetch_one(pool)
-    .await
-    .map_err(fail)?;
-    if by_source >= pairing::TRIES_PER_SOURCE {
-        // Someone is guessing: lock the code; the owner makes a new one.
-        sqlx::query("DELETE FROM pairing_codes WHERE route = ?")
-            .bind(&pending.route)
-            .execute(pool)
-            .await
-            .map_err(fail)?;
-        tracing::warn!(route = %pending.route, "a pairing code was locked after too many wrong tries");
-        return Err(CodeRefusal::Closed);
+    if tries.by_source >= pairing::TRIES_PER_SOURCE {
+        tracing::warn!(route = %pending.route, source = %pending.source,
+            "a source used up its pairing tries; the code stays open for others");
     }
-    if failures >= pairing::TRIES_PER_AUTHORIZATION {
-        let _ = sqlx::query("DELETE FROM oauth_pending WHERE id = ?")
-            .bind(&pending.id)
-            .execute(pool)
-            .await;
+    if tries.by_authorization >= pairing::TRIES_PER_AUTHORIZATION {
+        let _ = drop_pending(pool, &pending.id).await;
         return Err(CodeRefusal::Exhausted);
     }
     Err(CodeRefusal::Wrong {
-        tries_left: pairing::TRIES_PER_AUTHORIZATION - failures,
+        tries_left: pairing::TRIES_PER_AUTHORIZATION - tries.by_authorization,
+    })
+}
+
+/// Tries counted so far, this one included.
+struct Tries {
+    by_authorization: i64,
+    by_source: i64,
+}
+
+enum Try {
+    Taken { stored: Vec<u8>, tries: Tries },
+    NoCode,
+    Exhausted,
+    SourceLocked,
+}
+
+/// Takes one try from the authorization and from its source, unless either has none left, and
+/// reads the open code, all in one write transaction.
+async fn take_try(pool: &Pool, pending: &Pending, now: i64) -> Result<Try, sqlx::Error> {
+    let mut tx = crate::db::begin_write(pool).await?;
+    let stored: Option<Vec<u8>> =
+        sqlx::query_scalar("SELECT digest FROM pairing_codes WHERE route = ? AND expires_at > ?")
+            .bind(&pending.route)
+            .bind(now)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let Some(stored) = stored else {
+        return Ok(Try::NoCode);
+    };
+    let by_source: Option<i64> = sqlx::query_scalar(
+        "INSERT INTO pairing_failures (route, source, failures) VALUES (?, ?, 1)
+         ON CONFLICT (route, source) DO UPDATE SET failures = failures + 1 WHERE failures < ?
+         RETURNING failures",
+    )
+    .bind(&pending.route)
+    .bind(&pending.source)
+    .bind(pairing::TRIES_PER_SOURCE)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(by_source) = by_source else {
+        return Ok(Try::SourceLocked);
+    };
+    let by_authorization: Option<i64> = sqlx::query_scalar(
+        "UPDATE oauth_pending SET failures = failures + 1 WHERE id = ? AND failures < ? RETURNING failures",
+    )
+    .bind(&pending.id)
+    .bind(pairing::TRIES_PER_AUTHORIZATION)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(by_authorization) = by_authorization else {
+        // Dropping the transaction rolls back the source's count: no comparison was made.
+        return Ok(Try::Exhausted);
+    };
+    tx.commit().await?;
+    Ok(Try::Taken {
+        stored,
+        tries: Tries {
+            by_authorization,
+            by_source,
+        },
     })
 }
 
 // ---- clients -------------------------------------------------------------------------------------
+
+/// The source of the clients the owner registers with `journal mcp oauth register`: they are kept
+/// without a grant (an app may be set up days before it signs in).
+pub const OWNER_SOURCE: &str = "owner";
 
 /// Registers a client, or answers the identical one registered before from the same address
 /// (`false`: nothing new was stored). Quotas answer `None`.
@@ -176,31 +232,8 @@ pub async fn register_client(
     {
         return Ok(Some((client, false)));
     }
-    let mine: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_clients WHERE source = ? AND kind = 'registered'")
-        .bind(source)
-        .fetch_one(pool)
-        .await?;
-    if mine >= super::MAX_CLIENTS_PER_SOURCE {
-        // On loopback every client shares one address, so a full quota would lock the owner out
-        // until the day-old ones are pruned: the address's oldest client that never completed a
-        // sign-in makes way instead. Clients with a grant are never displaced.
-        sqlx::query(
-            "DELETE FROM oauth_clients WHERE client_id = (SELECT client_id FROM oauth_clients
-               WHERE source = ? AND kind = 'registered' AND client_id NOT IN (SELECT client_id FROM oauth_grants)
-               ORDER BY created_at, rowid LIMIT 1)",
-        )
-        .bind(source)
-        .execute(pool)
-        .await?;
-    }
-    let total: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_clients")
-        .fetch_one(pool)
-        .await?;
-    let mine: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_clients WHERE source = ? AND kind = 'registered'")
-        .bind(source)
-        .fetch_one(pool)
-        .await?;
-    if total >= super::MAX_CLIENTS || mine >= super::MAX_CLIENTS_PER_SOURCE {
+    let mut tx = crate::db::begin_write(pool).await?;
+    if !make_room(&mut tx, source).await? {
         return Ok(None);
     }
     let client_id = secret(super::CLIENT_PREFIX)?;
@@ -212,8 +245,9 @@ pub async fn register_client(
     .bind(&uris)
     .bind(source)
     .bind(now)
-    .execute(pool)
+    .execute(&mut *tx)
     .await?;
+    tx.commit().await?;
     let client = Client {
         client_id,
         client_name: client_name.to_string(),
@@ -223,13 +257,19 @@ pub async fn register_client(
     Ok(Some((client, true)))
 }
 
-/// Forgets clients that never completed a sign-in within a day.
+/// Forgets clients without a grant a day after they were made, unless a sign-in of theirs is
+/// waiting or the owner registered them. Using a client (a `GET /authorize`) does not keep it: otherwise one request a day would
+/// keep a stranger's clients in the table for ever, until it was full for everyone. A client that
+/// lost its grant registers again (a token request with a forgotten client answers
+/// `invalid_client`, which makes clients do so).
 async fn prune_clients(pool: &Pool, now: i64) -> Result<(), OAuthError> {
     sqlx::query(
-        "DELETE FROM oauth_clients WHERE last_used_at IS NULL AND created_at < ?
-           AND client_id NOT IN (SELECT client_id FROM oauth_grants)",
+        "DELETE FROM oauth_clients WHERE created_at < ? AND source != 'owner'
+           AND client_id NOT IN (SELECT client_id FROM oauth_grants)
+           AND client_id NOT IN (SELECT client_id FROM oauth_pending WHERE expires_at > ?)",
     )
     .bind(now - super::UNUSED_CLIENT_SECONDS)
+    .bind(now)
     .execute(pool)
     .await?;
     Ok(())
@@ -250,32 +290,72 @@ pub async fn cached_metadata_client(pool: &Pool, client_id: &str, now: i64) -> R
     client(pool, client_id).await
 }
 
-/// Caches a fetched metadata document's client until `refresh_after`.
+/// Caches a metadata document's client until `refresh_after`. A client new to the table is made
+/// room for as a registration is (`make_room`), counted against `source`; `None` when there is none.
 pub async fn save_metadata_client(
     pool: &Pool,
     client_id: &str,
     client_name: &str,
     redirect_uris: &[String],
+    source: &str,
     now: i64,
     refresh_after: i64,
-) -> Result<Client, OAuthError> {
+) -> Result<Option<Client>, OAuthError> {
     let uris = serde_json::to_string(redirect_uris).map_err(|e| OAuthError::server(e.to_string()))?;
-    sqlx::query(
-        "INSERT INTO oauth_clients (client_id, client_name, redirect_uris, source, created_at, kind, refresh_after)
-         VALUES (?, ?, ?, 'metadata document', ?, 'metadata', ?)
-         ON CONFLICT (client_id) DO UPDATE SET client_name = excluded.client_name, redirect_uris = excluded.redirect_uris,
-           refresh_after = excluded.refresh_after",
+    prune_clients(pool, now).await?;
+    let mut tx = crate::db::begin_write(pool).await?;
+    let updated = sqlx::query(
+        "UPDATE oauth_clients SET client_name = ?, redirect_uris = ?, refresh_after = ? WHERE client_id = ?",
     )
-    .bind(client_id)
     .bind(client_name)
     .bind(&uris)
-    .bind(now)
     .bind(refresh_after)
-    .execute(pool)
+    .bind(client_id)
+    .execute(&mut *tx)
     .await?;
-    client(pool, client_id)
-        .await?
-        .ok_or_else(|| OAuthError::server("the client vanished while it was saved"))
+    if updated.rows_affected() == 0 {
+        if !make_room(&mut tx, source).await? {
+            return Ok(None);
+        }
+        sqlx::query(
+            "INSERT INTO oauth_clients (client_id, client_name, redirect_uris, source, created_at, kind, refresh_after)
+             VALUES (?, ?, ?, ?, ?, 'metadata', ?)",
+        )
+        .bind(client_id)
+        .bind(client_name)
+        .bind(&uris)
+        .bind(source)
+        .bind(now)
+        .bind(refresh_after)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    client(pool, client_id).await
+}
+
+/// Makes room for one more client from `source`, inside the caller's write transaction: when the
+/// source holds its quota, its oldest client without a grant makes way (on loopback every client
+/// shares one address, so a full quota would otherwise lock the owner out until the day-old ones
+/// are pruned); clients with a grant are never displaced. False when there is still no room.
+async fn make_room(tx: &mut sqlx::SqliteConnection, source: &str) -> Result<bool, OAuthError> {
+    let count_mine = "SELECT count(*) FROM oauth_clients WHERE source = ?";
+    let mine: i64 = sqlx::query_scalar(count_mine).bind(source).fetch_one(&mut *tx).await?;
+    if mine >= super::MAX_CLIENTS_PER_SOURCE {
+        sqlx::query(
+            "DELETE FROM oauth_clients WHERE client_id = (SELECT client_id FROM oauth_clients
+               WHERE source = ? AND client_id NOT IN (SELECT client_id FROM oauth_grants)
+               ORDER BY created_at, rowid LIMIT 1)",
+        )
+        .bind(source)
+        .execute(&mut *tx)
+        .await?;
+    }
+    let total: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_clients")
+        .fetch_one(&mut *tx)
+        .await?;
+    let mine: i64 = sqlx::query_scalar(count_mine).bind(source).fetch_one(&mut *tx).await?;
+    Ok(total < super::MAX_CLIENTS && mine < super::MAX_CLIENTS_PER_SOURCE)
 }
 
 /// A registered client by id.
@@ -466,7 +546,7 @@ pub async fn approve(
         .await
         .map_err(|e| OAuthError::server(e.to_string()))?;
     let code = secret(super::CODE_PREFIX)?;
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::db::begin_write(pool).await?;
     sqlx::query("INSERT INTO oauth_grants (connection_id, client_id, route, resource, paired_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)")
         .bind(&connection.id)
         .bind(&pending.client_id)
@@ -501,7 +581,6 @@ pub struct TokenPair {
     pub expires_in: i64,
 }
 
-/// Exchanges an authorization code. A code presented twice revokes everything it issued.
 /// The route a grant belongs to.
 async fn grant_route(pool: &Pool, connection_id: &str) -> Result<Option<String>, OAuthError> {
     Ok(
@@ -512,6 +591,7 @@ async fn grant_route(pool: &Pool, connection_id: &str) -> Result<Option<String>,
     )
 }
 
+/// Exchanges an authorization code. A code presented twice revokes everything it issued.
 pub async fn exchange_code(
     pool: &Pool,
     route: &str,
@@ -521,10 +601,12 @@ pub async fn exchange_code(
     verifier: &str,
     now: i64,
 ) -> Result<TokenPair, OAuthError> {
-    let row = sqlx::query("SELECT connection_id, client_id, redirect_uri, code_challenge, expires_at, used_at FROM oauth_codes WHERE digest = ?")
-        .bind(digest(code))
-        .fetch_optional(pool)
-        .await?;
+    let row = sqlx::query(
+        "SELECT connection_id, client_id, redirect_uri, code_challenge, expires_at FROM oauth_codes WHERE digest = ?",
+    )
+    .bind(digest(code))
+    .fetch_optional(pool)
+    .await?;
     let Some(row) = row else {
         return Err(OAuthError::invalid_grant("the authorization code is not valid"));
     };
@@ -535,7 +617,15 @@ pub async fn exchange_code(
             "the authorization code was issued on another route",
         ));
     }
-    if row.get::<Option<i64>, _>(5).is_some() {
+    // Spend the code in one statement, so that of two exchanges racing with it exactly one claims
+    // it and the other is seen as the reuse it is (a read, then a write, let both through).
+    let claimed =
+        sqlx::query("UPDATE oauth_codes SET used_at = ? WHERE digest = ? AND used_at IS NULL RETURNING digest")
+            .bind(now)
+            .bind(digest(code))
+            .fetch_optional(pool)
+            .await?;
+    if claimed.is_none() {
         // RFC 6749 4.1.2: a reused code means it leaked; revoke what it granted.
         sqlx::query("DELETE FROM connections WHERE id = ?")
             .bind(&connection_id)
@@ -547,11 +637,6 @@ pub async fn exchange_code(
             "the authorization code was already used; the grant it issued is revoked",
         ));
     }
-    sqlx::query("UPDATE oauth_codes SET used_at = ? WHERE digest = ?")
-        .bind(now)
-        .bind(digest(code))
-        .execute(pool)
-        .await?;
     if row.get::<i64, _>(4) <= now {
         return Err(OAuthError::invalid_grant(
             "the authorization code expired; sign in again",
@@ -573,7 +658,7 @@ pub async fn exchange_code(
             "code_verifier does not match the code_challenge",
         ));
     }
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::db::begin_write(pool).await?;
     let pair = issue_pair(&mut tx, &connection_id, now).await?;
     tx.commit().await?;
     touch_client(pool, client_id, now).await?;
@@ -704,7 +789,7 @@ pub async fn refresh(
             "the grant ended (30 days after pairing); pair again",
         ));
     }
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::db::begin_write(pool).await?;
     let rotated = sqlx::query("UPDATE oauth_tokens SET rotated_at = ? WHERE digest = ? AND rotated_at IS NULL")
         .bind(now)
         .bind(&token_digest)
@@ -834,7 +919,7 @@ pub async fn list_grants(pool: &Pool) -> Result<Vec<SignedIn>, OAuthError> {
 
 /// Revokes every grant of a client and forgets the client. Answers how many grants ended.
 pub async fn revoke_client(pool: &Pool, client_id: &str) -> Result<u64, OAuthError> {
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::db::begin_write(pool).await?;
     let ended =
         sqlx::query("DELETE FROM connections WHERE id IN (SELECT connection_id FROM oauth_grants WHERE client_id = ?)")
             .bind(client_id)

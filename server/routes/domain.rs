@@ -28,6 +28,9 @@ pub fn router(state: AppState, route: Route) -> Router {
 }
 
 async fn guard(State(route): State<Arc<Route>>, request: Request, next: Next) -> Response {
+    if let Some(refusal) = super::repeated_host(request.headers()) {
+        return refusal;
+    }
     if !host_allowed(request.headers(), &route) {
         return forbidden(
             "host_not_allowed",

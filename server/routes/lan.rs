@@ -29,6 +29,9 @@ pub fn router(state: AppState, address: SocketAddr) -> Router {
 }
 
 async fn guard(State(route): State<Arc<Route>>, request: Request, next: Next) -> Response {
+    if let Some(refusal) = super::repeated_host(request.headers()) {
+        return refusal;
+    }
     match check(request.headers(), &route) {
         Ok(()) => next.run(request).await,
         Err((error, description)) => forbidden(error, description),

@@ -25,6 +25,9 @@ pub fn router(state: AppState, address: SocketAddr) -> Router {
 }
 
 async fn guard(State(port): State<u16>, request: Request, next: Next) -> Response {
+    if let Some(refusal) = super::repeated_host(request.headers()) {
+        return refusal;
+    }
     match check(request.headers(), port) {
         Ok(()) => next.run(request).await,
         Err((error, description)) => forbidden(error, description),
@@ -52,12 +55,13 @@ pub fn check(headers: &HeaderMap, port: u16) -> Result<(), (&'static str, &'stat
     Ok(())
 }
 
-/// A loopback host name with this listener's port.
+/// A loopback host name with this listener's port, written as the port is (`7659`: not `+7659`
+/// nor `07659`, which a number parser accepts but which would then be echoed into the issuer).
 pub fn host_allowed(host: &str, port: u16) -> bool {
     let Some((name, host_port)) = host.rsplit_once(':') else {
         return false;
     };
-    host_port.parse::<u16>().ok() == Some(port) && is_loopback_name(name)
+    host_port == port.to_string() && is_loopback_name(name)
 }
 
 /// `http(s)://` and a loopback host, with any port: local tools such as the MCP Inspector run in
@@ -102,6 +106,10 @@ mod tests {
             "",
             ":7659",
             "[::1]",
+            "localhost:+7659",
+            "localhost:07659",
+            "localhost: 7659",
+            "localhost:7659 ",
         ] {
             assert!(!host_allowed(bad, 7659), "{bad}");
         }

@@ -10,7 +10,7 @@ pub mod local;
 pub mod status;
 
 use std::convert::Infallible;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, FromRequestParts};
@@ -183,6 +183,20 @@ pub fn endpoints(route: Route, extra: Router<AppState>) -> Router<AppState> {
         .layer(Extension(Arc::new(route)))
 }
 
+/// The refusal of a request with more than one `Host` header (400), which every guard checks first:
+/// each guard reads the first, and a server or proxy in front might read another.
+pub fn repeated_host(headers: &HeaderMap) -> Option<Response> {
+    (headers.get_all(header::HOST).iter().count() > 1).then(|| {
+        (
+            StatusCode::BAD_REQUEST,
+            [(header::CONTENT_TYPE, "application/json")],
+            json!({ "error": "invalid_request", "error_description": "the request has more than one Host header" })
+                .to_string(),
+        )
+            .into_response()
+    })
+}
+
 /// A guard's refusal: 403 with a JSON error and a description.
 pub fn forbidden(error: &str, description: &str) -> Response {
     (
@@ -228,8 +242,11 @@ async fn not_found() -> Response {
         .into_response()
 }
 
-/// The address a request came from, for per-source quotas; `unknown` when the server did not record
-/// it (routers driven without a socket in tests).
+/// The address a request came from, for per-source quotas (client registrations, pending
+/// authorizations, pairing tries); `unknown` when the server did not record it (routers driven
+/// without a socket in tests). On the own-domain route an IPv6 source is its /64, as for the
+/// connection limits: one host there usually has a whole /64 to pick addresses from, so counting
+/// single addresses would give it billions of quotas.
 #[derive(Debug, Clone)]
 pub struct Source(pub String);
 
@@ -237,11 +254,24 @@ impl<S: Send + Sync> FromRequestParts<S> for Source {
     type Rejection = Infallible;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Source, Infallible> {
+        let by_prefix = parts
+            .extensions
+            .get::<Arc<Route>>()
+            .is_some_and(|route| route.name == DOMAIN);
         let ip = parts
             .extensions
             .get::<ConnectInfo<SocketAddr>>()
-            .map(|info| info.0.ip().to_string());
+            .map(|info| source_key(info.0.ip(), by_prefix).to_string());
         Ok(Source(ip.unwrap_or_else(|| "unknown".into())))
+    }
+}
+
+/// The address a source is counted by: IPv4-mapped IPv6 as IPv4, and with `by_prefix` an IPv6
+/// address as its /64.
+pub fn source_key(ip: IpAddr, by_prefix: bool) -> IpAddr {
+    match crate::tls::private_range::canonical(ip) {
+        IpAddr::V6(v6) if by_prefix => IpAddr::V6(std::net::Ipv6Addr::from(u128::from(v6) & !((1u128 << 64) - 1))),
+        other => other,
     }
 }
 
@@ -272,6 +302,14 @@ mod tests {
         assert_eq!(domain.mcp_url(), "https://journal.example.org/mcp");
         assert_eq!(domain.origins(), ["https://journal.example.org"]);
         assert!(!domain.accepts_keys());
+        let ip = |text: &str| text.parse::<IpAddr>().unwrap();
+        assert_eq!(source_key(ip("2001:db8:1:2:aaaa::1"), true), ip("2001:db8:1:2::"));
+        assert_eq!(
+            source_key(ip("2001:db8:1:2:aaaa::1"), false),
+            ip("2001:db8:1:2:aaaa::1")
+        );
+        assert_eq!(source_key(ip("::ffff:192.0.2.7"), true), ip("192.0.2.7"));
+        assert_eq!(source_key(ip("192.0.2.7"), true), ip("192.0.2.7"));
         let test_port = Route::domain("journal.test", 5001, "127.0.0.1:5001".parse().unwrap());
         assert_eq!(test_port.mcp_url(), "https://journal.test:5001/mcp");
     }

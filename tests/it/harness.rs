@@ -156,6 +156,15 @@ impl Client {
         }
     }
 
+    /// The same client, connecting from `local` (any address of 127.0.0.0/8 is this machine's, so a
+    /// test can be another source without a second machine).
+    pub fn bound_to(mut self, local: std::net::IpAddr) -> Client {
+        let mut connector = HttpConnector::new();
+        connector.set_local_address(Some(local));
+        self.http = HttpClient::builder(TokioExecutor::new()).build(connector);
+        self
+    }
+
     /// Sends a request with exactly these headers (plus Host) and body.
     pub async fn raw(&self, method: Method, headers: &[(&str, &str)], body: impl Into<Bytes>) -> Reply {
         let mut request = Request::builder().method(method).uri(&self.url);

@@ -265,8 +265,25 @@ async fn sign_in_is_closed_until_a_pairing_code_is_open() {
     let server = TestServer::start().await;
     let reply = register(&server, json!({"redirect_uris": [CALLBACK]})).await;
     assert_eq!(reply.status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        reply.json(),
+        json!({"error": "access_denied", "error_description":
+            "sign-in is closed: run journal mcp pairing generate on the journal's computer, then try again"}),
+        "a program gets one line it can print"
+    );
+    let reply = at(&server, "/register")
+        .raw(
+            Method::POST,
+            &[("content-type", "application/json"), ("accept", "text/html,*/*;q=0.8")],
+            "{}",
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN);
     let page = String::from_utf8(reply.body.to_vec()).unwrap();
-    assert!(page.contains("Nothing is waiting to connect"));
+    assert!(
+        page.contains("Nothing is waiting to connect"),
+        "a browser gets the page: {page}"
+    );
     for secret in ["Work", "Family", "side-project", "facet", "transcript", "Okafor"] {
         assert!(!page.contains(secret), "the closed page reveals nothing: {secret}");
     }
@@ -634,11 +651,12 @@ async fn wrong_pairing_codes_are_limited() {
     .await;
     assert_eq!(reply.status, StatusCode::BAD_REQUEST);
 
-    // 20 wrong codes from one address lock the code for everyone.
+    // Every try counts against the address, and each reply says what is left: 5 so far, 15 more
+    // make 20, and then this address may not try again; the code stays open for everyone else.
     for _ in 0..3 {
         let (pending, csrf) = start().await;
-        for _ in 0..5 {
-            consent(
+        for attempt in 1..=5 {
+            let reply = consent(
                 &server,
                 &[
                     ("pending", &pending),
@@ -648,16 +666,121 @@ async fn wrong_pairing_codes_are_limited() {
                 ],
             )
             .await;
+            let text = String::from_utf8_lossy(&reply.body).to_string();
+            if attempt < 5 {
+                assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{text}");
+                assert!(text.contains(&format!("{} tr", 5 - attempt)), "{attempt}: {text}");
+            } else {
+                assert_eq!(reply.status, StatusCode::FORBIDDEN, "{text}");
+                assert!(text.contains("after five wrong pairing codes"), "{text}");
+            }
         }
     }
+    let (pending, csrf) = start().await;
+    let reply = consent(
+        &server,
+        &[
+            ("pending", &pending),
+            ("csrf", &csrf),
+            ("pairing_code", &code),
+            ("decision", "approve"),
+        ],
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN);
+    assert!(
+        String::from_utf8_lossy(&reply.body).contains("Too many wrong codes from this address"),
+        "the 21st try from this address is refused, even with the right code"
+    );
+    assert!(
+        store::code_open(&server.journal.db, "local", unix_now()).await.unwrap(),
+        "a stranger's guesses do not lock the owner's code"
+    );
+    // Another address (still this machine: all of 127/8 is loopback) pairs with the same code.
+    let elsewhere: std::net::IpAddr = "127.0.0.2".parse().unwrap();
+    let page = at(
+        &server,
+        &format!(
+            "/authorize?{}",
+            query(&authorize_params(&client_id, &challenge, &resource))
+        ),
+    )
+    .bound_to(elsewhere)
+    .raw(Method::GET, &[], "")
+    .await;
+    let html = String::from_utf8(page.body.to_vec()).unwrap();
+    let reply = at(&server, "/authorize")
+        .bound_to(elsewhere)
+        .raw(
+            Method::POST,
+            &[("content-type", "application/x-www-form-urlencoded")],
+            query(&[
+                ("pending", &field(&html, "pending")),
+                ("csrf", &field(&html, "csrf")),
+                ("pairing_code", &code),
+                ("scope", "journal"),
+                ("decision", "approve"),
+            ]),
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::SEE_OTHER, "{:?}", reply.body);
     assert!(
         !store::code_open(&server.journal.db, "local", unix_now()).await.unwrap(),
-        "locked after 20 wrong tries"
+        "used once"
     );
+}
+
+/// Parallel wrong codes get no more tries than sequential ones: each try is taken before the code
+/// is compared.
+#[tokio::test]
+async fn parallel_wrong_pairing_codes_are_counted_before_they_are_compared() {
+    let server = TestServer::start().await;
+    let code = open_sign_in(&server).await;
+    let client_id = register_client(&server).await;
+    let (_, challenge) = pkce();
+    let wrong = if code == "00000000" { "11111111" } else { "00000000" };
+    let (pending, csrf) = consent_form(&server, &client_id, &challenge).await;
+    let mut tries = tokio::task::JoinSet::new();
+    for _ in 0..12 {
+        let client = at(&server, "/authorize");
+        let body = query(&[
+            ("pending", &pending),
+            ("csrf", &csrf),
+            ("pairing_code", wrong),
+            ("decision", "approve"),
+        ]);
+        tries.spawn(async move {
+            client
+                .raw(
+                    Method::POST,
+                    &[("content-type", "application/x-www-form-urlencoded")],
+                    body,
+                )
+                .await
+        });
+    }
+    let replies = tries.join_all().await;
+    let texts: Vec<String> = replies
+        .iter()
+        .map(|r| String::from_utf8_lossy(&r.body).to_string())
+        .collect();
+    let compared = texts.iter().filter(|t| t.contains("That code is not right")).count();
+    let stopped = texts
+        .iter()
+        .filter(|t| t.contains("after five wrong pairing codes"))
+        .count();
     assert_eq!(
-        register(&server, json!({"redirect_uris": [CALLBACK]})).await.status,
-        StatusCode::FORBIDDEN
+        compared, 4,
+        "exactly four tries were compared and found wrong: {texts:?}"
     );
+    assert!(stopped >= 1, "the fifth ends the authorization: {texts:?}");
+    for (reply, text) in replies.iter().zip(&texts) {
+        let gone = reply.status == StatusCode::BAD_REQUEST && text.contains("no longer waiting");
+        assert!(
+            text.contains("That code is not right") || text.contains("after five wrong pairing codes") || gone,
+            "every other try finds the authorization over: {text}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -1119,6 +1242,10 @@ async fn clients_identified_by_a_metadata_document() {
     let page = authorize(&server, &authorize_params(hosted, &challenge, &resource)).await;
     let html = String::from_utf8(page.body.to_vec()).unwrap();
     assert!(html.contains("Hosted Agent wants to connect"), "{html}");
+    assert!(
+        html.contains("Identified by <strong class=\"host\">agent.example</strong>"),
+        "the document's host beside its name: {html}"
+    );
     authorize(&server, &authorize_params(hosted, &challenge, &resource)).await;
     assert_eq!(
         documents.fetches.load(std::sync::atomic::Ordering::SeqCst),
@@ -1140,10 +1267,44 @@ async fn clients_identified_by_a_metadata_document() {
     assert_eq!(tokens.status, StatusCode::OK, "{:?}", tokens.body);
 
     open_sign_in(&server).await;
+    // A document that cannot be fetched: what failed, and how to sign in without it.
+    for (client_id, instead) in [
+        ("https://missing.example/client.json", "journal mcp oauth register"),
+        (
+            "https://chatgpt.com/oauth/codex/not.an.id/client.json",
+            "--oauth-client-registration dcr",
+        ),
+    ] {
+        let page = authorize(&server, &authorize_params(client_id, &challenge, &resource)).await;
+        assert_eq!(page.status, StatusCode::BAD_GATEWAY, "{client_id}");
+        assert!(page.header("location").is_none());
+        let answer = page.json();
+        assert_eq!(answer["error"], "invalid_client");
+        let description = answer["error_description"].as_str().unwrap();
+        assert!(
+            description.contains("could not be fetched") && description.contains(instead),
+            "{description}"
+        );
+        assert!(!description.contains('\n'), "one line for a terminal");
+        let page = at(
+            &server,
+            &format!(
+                "/authorize?{}",
+                query(&authorize_params(client_id, &challenge, &resource))
+            ),
+        )
+        .raw(Method::GET, &[("accept", "text/html")], "")
+        .await;
+        let html = String::from_utf8_lossy(&page.body).to_string();
+        assert!(
+            html.contains("could not be fetched") && html.contains(instead),
+            "{html}"
+        );
+    }
     for (client_id, why) in [
         (liar, "differs from its URL"),
-        ("https://missing.example/client.json", "could not be fetched"),
         ("https://127.0.0.1/client.json", "private address"),
+        ("https://[::127.0.0.1]/client.json", "private address"),
         ("https://localhost/client.json", "this computer"),
         ("https://169.254.169.254/latest/meta-data", "private address"),
     ] {
@@ -1158,4 +1319,222 @@ async fn clients_identified_by_a_metadata_document() {
             assert_eq!(before, after, "the guard refuses before anything is fetched");
         }
     }
+}
+
+/// Claude Code and Codex sign in with a metadata document by default; without a network the fetch
+/// fails, so the well-known documents are built in and used without fetching.
+#[tokio::test]
+async fn well_known_clients_sign_in_without_fetching_their_documents() {
+    let documents = std::sync::Arc::new(Documents {
+        served: Default::default(),
+        fetches: Default::default(),
+    });
+    let server = TestServer::start_with(journal::server::Options {
+        fetcher: documents.clone(),
+        ..Default::default()
+    })
+    .await;
+    let code = open_sign_in(&server).await;
+    let (verifier, challenge) = pkce();
+    let resource = format!("http://{}/mcp", server.addr);
+    for (client_id, name, host) in [
+        (
+            "https://claude.ai/oauth/claude-code-client-metadata",
+            "Claude Code",
+            "claude.ai",
+        ),
+        ("https://chatgpt.com/oauth/codex/client.json", "Codex", "chatgpt.com"),
+    ] {
+        let page = authorize(&server, &authorize_params(client_id, &challenge, &resource)).await;
+        assert_eq!(page.status, StatusCode::OK, "{client_id}");
+        let html = String::from_utf8(page.body.to_vec()).unwrap();
+        assert!(html.contains(&format!("{name} wants to connect")), "{html}");
+        assert!(
+            html.contains(&format!("<strong class=\"host\">{host}</strong>")),
+            "{html}"
+        );
+        // A callback outside the client's rule is never redirected to.
+        let mut params = authorize_params(client_id, &challenge, &resource);
+        params.retain(|(k, _)| *k != "redirect_uri");
+        for wrong in [
+            "http://127.0.0.1:9/elsewhere",
+            "https://evil.example/callback",
+            "http://[::1]:9/callback",
+        ] {
+            let mut with = params.clone();
+            with.push(("redirect_uri", wrong));
+            let page = authorize(&server, &with).await;
+            assert_eq!(page.status, StatusCode::BAD_REQUEST, "{wrong}");
+            assert!(page.header("location").is_none());
+        }
+        let page = authorize(&server, &params).await;
+        assert_eq!(
+            page.status,
+            StatusCode::BAD_REQUEST,
+            "a known client names its callback"
+        );
+    }
+    assert_eq!(
+        documents.fetches.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "nothing was fetched"
+    );
+    let claude = "https://claude.ai/oauth/claude-code-client-metadata";
+    let auth_code = approved_code(&server, claude, &challenge, &code, &["entities"]).await;
+    let tokens = token(
+        &server,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &auth_code),
+            ("client_id", claude),
+            ("redirect_uri", CALLBACK),
+            ("code_verifier", &verifier),
+        ],
+    )
+    .await;
+    assert_eq!(tokens.status, StatusCode::OK, "{:?}", tokens.body);
+    let access = tokens.json()["access_token"].as_str().unwrap().to_string();
+    let client = Client::connected(&server.url(), &access).await;
+    assert!(client.tool_names().await.contains(&"list_entities".to_string()));
+    assert_eq!(documents.fetches.load(std::sync::atomic::Ordering::SeqCst), 0);
+}
+
+/// Only a top-level navigation starts a sign-in: an <img> on any page the owner visits must not
+/// start pending sign-ins (from the owner's own address, displacing the owner's open one).
+#[tokio::test]
+async fn authorize_refuses_sub_resource_requests() {
+    let server = TestServer::start().await;
+    open_sign_in(&server).await;
+    let client_id = register_client(&server).await;
+    let (_, challenge) = pkce();
+    let resource = format!("http://{}/mcp", server.addr);
+    let url = format!(
+        "/authorize?{}",
+        query(&authorize_params(&client_id, &challenge, &resource))
+    );
+    let pending = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM oauth_pending")
+            .fetch_one(&server.journal.db)
+            .await
+            .unwrap()
+    };
+    for mode in ["no-cors", "cors", "same-origin", "nested-navigate", "websocket"] {
+        let reply = at(&server, &url)
+            .raw(
+                Method::GET,
+                &[("sec-fetch-mode", mode), ("accept", "image/avif,image/webp,*/*")],
+                "",
+            )
+            .await;
+        assert_eq!(reply.status, StatusCode::FORBIDDEN, "{mode}");
+        assert_eq!(reply.json()["error"], "invalid_request");
+    }
+    assert_eq!(pending().await, 0, "no sign-in was started");
+    let reply = at(&server, &url)
+        .raw(
+            Method::GET,
+            &[("sec-fetch-mode", "navigate"), ("accept", "text/html")],
+            "",
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(pending().await, 1);
+}
+
+/// Metadata document clients count against the quota of the address that asked, and clients
+/// without a grant are forgotten a day after they were made, however often they were used.
+#[tokio::test]
+async fn metadata_clients_have_a_quota_and_an_expiry() {
+    let mut served = std::collections::HashMap::new();
+    for n in 0..20 {
+        let id = format!("https://agent.example/c{n}.json");
+        served.insert(
+            id.clone(),
+            json!({"client_id": id, "client_name": format!("Agent {n}"), "redirect_uris": [CALLBACK]}).to_string(),
+        );
+    }
+    let server = TestServer::start_with(journal::server::Options {
+        fetcher: std::sync::Arc::new(Documents {
+            served,
+            fetches: Default::default(),
+        }),
+        ..Default::default()
+    })
+    .await;
+    open_sign_in(&server).await;
+    let (_, challenge) = pkce();
+    let resource = format!("http://{}/mcp", server.addr);
+    let count = |source: &'static str| {
+        let db = server.journal.db.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>("SELECT count(*) FROM oauth_clients WHERE source = ?")
+                .bind(source)
+                .fetch_one(&db)
+                .await
+                .unwrap()
+        }
+    };
+    for n in 0..20 {
+        let id = format!("https://agent.example/c{n}.json");
+        let page = authorize(&server, &authorize_params(&id, &challenge, &resource)).await;
+        assert_eq!(page.status, StatusCode::OK, "{n}");
+    }
+    assert_eq!(
+        count("127.0.0.1").await,
+        16,
+        "16 per source; the oldest without a grant made way"
+    );
+    let oldest: Option<String> = sqlx::query_scalar("SELECT client_id FROM oauth_clients WHERE client_id = ?")
+        .bind("https://agent.example/c0.json")
+        .fetch_optional(&server.journal.db)
+        .await
+        .unwrap();
+    assert_eq!(oldest, None);
+
+    // A day later, use does not keep a client without a grant; a waiting sign-in does, for its ten
+    // minutes, and so does a grant.
+    sqlx::query("UPDATE oauth_clients SET created_at = created_at - 90000, last_used_at = ?")
+        .bind(unix_now())
+        .execute(&server.journal.db)
+        .await
+        .unwrap();
+    sqlx::query("DELETE FROM oauth_pending WHERE client_id != 'https://agent.example/c19.json'")
+        .execute(&server.journal.db)
+        .await
+        .unwrap();
+    register_client(&server).await;
+    let left: Vec<String> =
+        sqlx::query_scalar("SELECT client_id FROM oauth_clients WHERE source = '127.0.0.1' ORDER BY client_id")
+            .fetch_all(&server.journal.db)
+            .await
+            .unwrap();
+    assert_eq!(left.len(), 2, "{left:?}");
+    assert!(left.contains(&"https://agent.example/c19.json".to_string()), "{left:?}");
+}
+
+/// Strangers' clients cannot be kept alive by touching them (one GET of /authorize a day), and the
+/// owner's own registrations are kept.
+#[tokio::test]
+async fn the_owner_registers_a_client_for_an_app_without_a_document() {
+    let server = TestServer::start().await;
+    let (client, created) = store::register_client(
+        &server.journal.db,
+        "Claude Code",
+        &["http://localhost/callback".to_string()],
+        store::OWNER_SOURCE,
+        unix_now() - 100_000,
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(created);
+    open_sign_in(&server).await;
+    register_client(&server).await;
+    assert!(
+        store::client(&server.journal.db, &client.client_id)
+            .await
+            .unwrap()
+            .is_some(),
+        "an owner-registered client is not pruned"
+    );
 }
