@@ -11,6 +11,7 @@ use super::open_for_access;
 use crate::auth::{owner, passphrase};
 use crate::config;
 use crate::journal::day::unix_now;
+use crate::journal::fsio;
 
 #[derive(Debug, Args)]
 pub struct AppArgs {
@@ -94,19 +95,45 @@ pub async fn run(dir: &Path, args: AppArgs) -> anyhow::Result<()> {
     );
     println!("{link}");
     if !args.no_open && serving {
-        open_browser(&link);
+        open_browser(dir, &link);
     }
     Ok(())
 }
 
+/// The page that hands the link to the browser: the link never goes on a command line, where every
+/// local user reads it in `ps`; the opener gets this file's path, and the file (0600, in the
+/// journal's folder, replaced by the next `journal app`) redirects the browser to the link.
+const OPENER_PAGE: &str = ".app-signin.html";
+
 /// Opens the link in the default browser when this is a desktop session; silently does nothing
 /// otherwise (a server over SSH, CI), since the link is printed anyway.
-fn open_browser(link: &str) {
+fn open_browser(dir: &Path, link: &str) {
     use std::io::IsTerminal;
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     if !std::io::stdout().is_terminal() {
         return;
     }
+    let desktop = cfg!(any(target_os = "macos", windows))
+        || ["DISPLAY", "WAYLAND_DISPLAY"]
+            .iter()
+            .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()));
+    if !desktop {
+        return;
+    }
+    let page = dir.join(OPENER_PAGE);
+    if fsio::write_atomic(&page, opener_page(link).as_bytes()).is_err() {
+        return;
+    }
+    let _ = opener(&page)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+}
+
+/// The system's opener for a local file.
+fn opener(page: &Path) -> std::process::Command {
+    use std::process::Command;
     let mut command = if cfg!(target_os = "macos") {
         Command::new("open")
     } else if cfg!(windows) {
@@ -114,20 +141,22 @@ fn open_browser(link: &str) {
         command.args(["/C", "start", ""]);
         command
     } else {
-        let desktop = ["DISPLAY", "WAYLAND_DISPLAY"]
-            .iter()
-            .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()));
-        if !desktop {
-            return;
-        }
         Command::new("xdg-open")
     };
-    let _ = command
-        .arg(link)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn();
+    command.arg(page);
+    command
+}
+
+/// A page that sends the browser on to `link` at once.
+fn opener_page(link: &str) -> String {
+    // The link is made here of an address and a base64url token, so it holds nothing to escape; it
+    // is escaped anyway, as any text put in an attribute.
+    let link = link.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;");
+    format!(
+        "<!doctype html><meta charset=\"utf-8\"><meta name=\"referrer\" content=\"no-referrer\">\
+         <meta http-equiv=\"refresh\" content=\"0;url={link}\"><title>journal</title>\
+         <p><a href=\"{link}\">Sign in to the owner app</a></p>\n"
+    )
 }
 
 fn plural(n: u64) -> &'static str {
@@ -154,4 +183,35 @@ fn read_new_passphrase() -> anyhow::Result<String> {
         anyhow::bail!("no passphrase was given: type it when asked, or send it as one line on standard input");
     }
     Ok(line.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_link_goes_to_the_browser_in_a_private_file_never_on_a_command_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = "http://127.0.0.1:7659/app/signin?t=SECRETtoken_123";
+        let page = dir.path().join(OPENER_PAGE);
+        fsio::write_atomic(&page, opener_page(link).as_bytes()).unwrap();
+        let command = opener(&page);
+        let argv: Vec<String> = std::iter::once(command.get_program())
+            .chain(command.get_args())
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert!(argv.iter().all(|a| !a.contains("SECRETtoken_123")), "{argv:?}");
+        assert!(argv.iter().any(|a| a.ends_with(OPENER_PAGE)), "{argv:?}");
+        let text = std::fs::read_to_string(&page).unwrap();
+        assert!(
+            text.contains("content=\"0;url=http://127.0.0.1:7659/app/signin?t=SECRETtoken_123\""),
+            "{text}"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(std::fs::metadata(&page).unwrap().permissions().mode() & 0o777, 0o600);
+        }
+        assert!(opener_page("http://x/?a=1&b=\"<").contains("a=1&amp;b=&quot;&lt;"));
+    }
 }

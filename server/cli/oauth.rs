@@ -7,7 +7,7 @@ use clap::Subcommand;
 
 use crate::journal::Journal;
 use crate::journal::day::{format_timestamp, unix_now};
-use crate::oauth::{pairing, store};
+use crate::oauth::{pairing, register, store};
 use crate::{config, routes};
 
 /// The routes sign-in can be opened on.
@@ -32,6 +32,16 @@ pub enum PairingCommand {
 pub enum OauthCommand {
     /// List the apps signed in, with their grants.
     List,
+    /// Register a client for an app that cannot register itself or fetch-free sign in (its
+    /// metadata document cannot be fetched): prints the client id to give the app.
+    Register {
+        /// The name the consent page shows.
+        #[arg(long)]
+        name: String,
+        /// A callback the app uses (repeat for more): loopback with any port, or a known hosted one.
+        #[arg(long = "redirect-uri", value_name = "URI", required = true)]
+        redirect_uris: Vec<String>,
+    },
     /// Sign an app out: end every grant of this client id.
     Revoke {
         #[arg(long, value_name = "ID")]
@@ -112,6 +122,36 @@ pub async fn oauth(journal: &Arc<Journal>, command: OauthCommand) -> anyhow::Res
                     entry.connection.grant.describe(&journal.facets())
                 );
             }
+        }
+        OauthCommand::Register { name, redirect_uris } => {
+            let request = serde_json::json!({ "client_name": name, "redirect_uris": redirect_uris });
+            let registration = register::check(&request).map_err(plain)?;
+            let dropped: Vec<&String> = redirect_uris
+                .iter()
+                .filter(|uri| !registration.redirect_uris.contains(uri))
+                .collect();
+            if !dropped.is_empty() {
+                bail!(
+                    "{} is not a callback this journal allows: use a loopback one (http://127.0.0.1:PORT/...) or a known hosted agent's",
+                    dropped[0]
+                );
+            }
+            let Some((client, _)) = store::register_client(
+                &journal.db,
+                &registration.client_name,
+                &registration.redirect_uris,
+                store::OWNER_SOURCE,
+                unix_now(),
+            )
+            .await
+            .map_err(plain)?
+            else {
+                bail!(
+                    "too many clients are registered: sign apps out with `journal mcp oauth revoke --client-id ID` first"
+                );
+            };
+            println!("registered {}; give the app this client id:", client.client_name);
+            println!("{}", client.client_id);
         }
         OauthCommand::Revoke { client_id } => {
             let ended = store::revoke_client(&journal.db, &client_id).await.map_err(plain)?;

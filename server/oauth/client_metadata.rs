@@ -24,7 +24,7 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 use url::{Host, Url};
 
-use super::{OAuthError, store};
+use super::{OAuthError, known_clients, store};
 use crate::db::Pool;
 
 /// The largest document accepted.
@@ -63,6 +63,7 @@ pub fn is_public(ip: IpAddr) -> bool {
                 || a == 0
                 || (a == 100 && (64..128).contains(&b)) // shared address space (CGNAT, VPNs)
                 || (a == 192 && b == 0 && c == 0) // IETF protocol assignments
+                || (a == 192 && b == 88 && c == 99) // 6to4 relay anycast
                 || (a == 198 && (b == 18 || b == 19)) // benchmarking
                 || a >= 240) // reserved
         }
@@ -70,15 +71,16 @@ pub fn is_public(ip: IpAddr) -> bool {
             if let Some(v4) = v6.to_ipv4_mapped() {
                 return is_public(IpAddr::V4(v4));
             }
-            let first = v6.segments()[0];
-            !(v6.is_unspecified()
-                || v6.is_loopback()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00 // unique local
-                || (first & 0xffc0) == 0xfe80 // link-local
-                || first == 0x2001 && v6.segments()[1] == 0x0db8 // documentation
-                || first == 0x0064 && v6.segments()[1] == 0xff9b // NAT64 (wraps IPv4 of any kind)
-                || first == 0x2002) // 6to4 (wraps IPv4 of any kind)
+            // Global unicast (2000::/3) only, so everything outside it (loopback, IPv4-compatible
+            // `::a.b.c.d`, the discard prefix 100::/64, NAT64, unique local, link- and site-local,
+            // multicast) is out by construction; then the special ranges inside it.
+            let bits = u128::from(v6);
+            let within = |prefix: u128, length: u32| bits >> (128 - length) == prefix >> (128 - length);
+            within(0x2000 << 112, 3)
+                && !(within(0x2001 << 112, 23) // IETF protocol assignments: Teredo, benchmarking, ORCHID
+                    || within((0x2001 << 112) | (0x0db8 << 96), 32) // documentation
+                    || within(0x2002 << 112, 16) // 6to4 (wraps IPv4 of any kind)
+                    || within(0x3fff << 112, 20)) // documentation (RFC 9637)
         }
     }
 }
@@ -140,29 +142,61 @@ pub fn check_document(client_id: &str, body: &[u8]) -> Result<(String, Vec<Strin
     Ok((checked.client_name, checked.redirect_uris))
 }
 
-/// The client behind `client_id` when it is a metadata document URL: from the cache while fresh,
-/// else fetched, checked and cached again.
+/// Why a metadata document client could not be resolved.
+#[derive(Debug)]
+pub enum MetadataError {
+    /// The URL or the document is not acceptable; the reason, for the page.
+    Refused(String),
+    /// The document could not be fetched (no network, DNS, TLS, a timeout, an HTTP error).
+    Unreachable(String),
+    /// The client table holds all it may (per source or in all).
+    Full,
+    /// The store failed.
+    Store(OAuthError),
+}
+
+impl From<OAuthError> for MetadataError {
+    fn from(error: OAuthError) -> MetadataError {
+        MetadataError::Store(error)
+    }
+}
+
+/// The client behind `client_id` when it is a metadata document URL: a client of the built-in
+/// catalog without fetching; any other from the cache while fresh, else fetched, checked and cached
+/// again. A client new to the table counts against the quota of `source`, the address that asked.
 pub async fn resolve(
     pool: &Pool,
     fetcher: &dyn Fetcher,
     client_id: &str,
+    source: &str,
     now: i64,
-) -> Result<store::Client, OAuthError> {
-    let refused = |why: String| OAuthError::invalid_client(why);
-    let url = check_url(client_id).map_err(refused)?;
+) -> Result<store::Client, MetadataError> {
+    let url = check_url(client_id).map_err(MetadataError::Refused)?;
+    if let Some(known) = known_clients::lookup(client_id) {
+        return store::save_metadata_client(
+            pool,
+            client_id,
+            known.name,
+            &known.examples(),
+            source,
+            now,
+            now + MAX_CACHE_SECONDS,
+        )
+        .await?
+        .ok_or(MetadataError::Full);
+    }
     if let Some(client) = store::cached_metadata_client(pool, client_id, now).await? {
         return Ok(client);
     }
-    let fetched = fetcher
-        .fetch(&url)
-        .await
-        .map_err(|e| refused(format!("the client's metadata document could not be fetched: {e}")))?;
-    let (name, redirect_uris) = check_document(client_id, &fetched.body).map_err(refused)?;
+    let fetched = fetcher.fetch(&url).await.map_err(MetadataError::Unreachable)?;
+    let (name, redirect_uris) = check_document(client_id, &fetched.body).map_err(MetadataError::Refused)?;
     let seconds = fetched
         .max_age
         .unwrap_or(DEFAULT_CACHE_SECONDS)
         .clamp(MIN_CACHE_SECONDS, MAX_CACHE_SECONDS);
-    store::save_metadata_client(pool, client_id, &name, &redirect_uris, now, now + seconds).await
+    store::save_metadata_client(pool, client_id, &name, &redirect_uris, source, now, now + seconds)
+        .await?
+        .ok_or(MetadataError::Full)
 }
 
 /// The real fetcher: https with the guards above.
@@ -317,6 +351,18 @@ mod tests {
             "::ffff:10.0.0.1",
             "64:ff9b::7f00:1",
             "2002:7f00:1::",
+            "::127.0.0.1",
+            "::10.0.0.1",
+            "2001::1",
+            "2001:0:4136:e378::1",
+            "2001:2::1",
+            "2001:10::1",
+            "2001:1ff::1",
+            "fec0::1",
+            "100::1",
+            "3fff::1",
+            "4000::1",
+            "192.88.99.1",
         ] {
             assert!(!is_public(private.parse().unwrap()), "{private}");
         }
@@ -327,6 +373,9 @@ mod tests {
             "100.128.0.1",
             "172.32.0.1",
             "2606:4700::1111",
+            "2001:200::1",
+            "2a00:1450:4001::200e",
+            "3ffe::1",
             "::ffff:1.1.1.1",
         ] {
             assert!(is_public(public.parse().unwrap()), "{public}");

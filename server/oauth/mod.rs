@@ -14,6 +14,7 @@ pub mod client_metadata;
 pub mod discovery;
 pub mod error;
 pub mod form;
+pub mod known_clients;
 pub mod pages;
 pub mod pairing;
 pub mod pkce;

@@ -28,6 +28,40 @@ pub struct Registration {
     pub redirect_uris: Vec<String>,
 }
 
+/// A client name as it may be stored and shown: without control characters and without Unicode
+/// format characters (general category Cf: bidirectional overrides and isolates, zero-width
+/// characters, the byte order mark, tags...), which a client could use to make "Evil\u{202e}elgooG"
+/// read as "EvilGoogle" on the consent page or hide characters in it.
+pub fn clean_name(name: &str) -> String {
+    name.chars().filter(|c| !c.is_control() && !is_format(*c)).collect()
+}
+
+/// Whether `c` is in Unicode's general category Cf (format), as of Unicode 16.
+fn is_format(c: char) -> bool {
+    matches!(c as u32,
+        0x00AD
+        | 0x0600..=0x0605
+        | 0x061C
+        | 0x06DD
+        | 0x070F
+        | 0x0890..=0x0891
+        | 0x08E2
+        | 0x180E
+        | 0x200B..=0x200F
+        | 0x202A..=0x202E
+        | 0x2060..=0x2064
+        | 0x2066..=0x206F
+        | 0xFEFF
+        | 0xFFF9..=0xFFFB
+        | 0x110BD
+        | 0x110CD
+        | 0x13430..=0x1343F
+        | 0x1BCA0..=0x1BCA3
+        | 0x1D173..=0x1D17A
+        | 0xE0001
+        | 0xE0020..=0xE007F)
+}
+
 /// Checks a registration request (RFC 7591 2): public clients, the code flow, allowed callbacks.
 /// Callbacks outside the allow list are dropped; none left is an error.
 pub fn check(request: &Value) -> Result<Registration, OAuthError> {
@@ -63,8 +97,8 @@ pub fn check(request: &Value) -> Result<Registration, OAuthError> {
     }
     let client_name = match object.get("client_name") {
         None | Some(Value::Null) => "An MCP client".to_string(),
-        Some(Value::String(name)) if !name.trim().is_empty() && name.chars().count() <= MAX_NAME_CHARS => {
-            name.chars().filter(|c| !c.is_control()).collect()
+        Some(Value::String(name)) if !clean_name(name).trim().is_empty() && name.chars().count() <= MAX_NAME_CHARS => {
+            clean_name(name)
         }
         Some(_) => return Err(metadata("client_name must be a string of 1 to 256 characters")),
     };
@@ -109,7 +143,7 @@ pub async fn register(
     let now = unix_now();
     match store::code_open(&state.journal.db, route.name, now).await {
         Ok(true) => {}
-        Ok(false) => return pages::nothing_waiting(),
+        Ok(false) => return pages::nothing_waiting().answer(&headers),
         Err(e) => return e.into_response(),
     }
     match handle(&state, &source, &headers, body, now).await {
@@ -220,6 +254,16 @@ mod tests {
         for (request, code) in cases {
             assert_eq!(check(&request).unwrap_err().code, code, "{request}");
         }
+        let spoof = check(
+            &json!({"client_name": "Evil\u{202e}elgooG\u{200b}\u{2066}", "redirect_uris": ["http://localhost/cb"]}),
+        )
+        .unwrap();
+        assert_eq!(spoof.client_name, "EvilelgooG", "format characters are gone");
+        assert!(
+            check(&json!({"client_name": "\u{202e}\u{200d}", "redirect_uris": ["http://localhost/cb"]})).is_err(),
+            "a name of nothing but format characters is no name"
+        );
+        assert_eq!(clean_name("Caf\u{e9} \u{1F600}\u{feff}"), "Caf\u{e9} \u{1F600}");
         let long = format!("http://localhost/{}", "a".repeat(2048));
         assert!(check(&json!({"redirect_uris": [long]})).is_err());
     }
