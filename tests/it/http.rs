@@ -59,11 +59,17 @@ async fn refuses_foreign_hosts_and_origins() {
     let auth = format!("Bearer {key}");
     let client = Client::new(&server.url(), Some(&key));
     let wrong_port = format!("127.0.0.1:{}", server.addr.port() + 1);
+    // A port a number parser accepts but that is not written as the port is: it would be echoed
+    // into the issuer.
+    let plus = format!("localhost:+{}", server.addr.port());
+    let zero = format!("localhost:0{}", server.addr.port());
     for host in [
         "evil.example:80",
         "localhost.evil.example",
         wrong_port.as_str(),
         "192.168.1.5",
+        plus.as_str(),
+        zero.as_str(),
     ] {
         let reply = client
             .raw(
@@ -109,11 +115,41 @@ async fn refuses_foreign_hosts_and_origins() {
         )
         .await;
     assert_eq!(reply.status, StatusCode::OK, "a loopback Host and Origin are fine");
-    // The guard runs before anything else: even an unauthenticated stranger learns nothing more.
-    let reply = Client::new(&server.url(), None)
-        .raw(Method::POST, &[("host", "evil.example")], "")
-        .await;
-    assert_eq!(reply.status, StatusCode::FORBIDDEN);
+    // The guard runs before anything else: even an unauthenticated stranger learns nothing more,
+    // on every endpoint (the owner app and sign-in too).
+    for (method, path) in [
+        (Method::POST, "/mcp"),
+        (Method::GET, "/app"),
+        (Method::GET, "/app/signin"),
+        (Method::GET, "/authorize"),
+        (Method::POST, "/authorize"),
+        (Method::POST, "/token"),
+        (Method::POST, "/register"),
+        (Method::GET, "/.well-known/oauth-authorization-server"),
+    ] {
+        let reply = Client::new(&format!("http://{}{path}", server.addr), None)
+            .raw(method.clone(), &[("host", "evil.example")], "")
+            .await;
+        assert_eq!(reply.status, StatusCode::FORBIDDEN, "{method} {path}");
+        assert_eq!(reply.json()["error"], "host_not_allowed", "{method} {path}");
+    }
+}
+
+/// Two Host headers: each guard reads the first, and something in front might read the other.
+#[tokio::test]
+async fn a_repeated_host_is_refused() {
+    let server = TestServer::start().await;
+    for path in ["/mcp", "/app", "/.well-known/oauth-authorization-server"] {
+        let mut stream = TcpStream::connect(server.addr).await.unwrap();
+        let request = format!(
+            "GET {path} HTTP/1.1\r\nHost: {addr}\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
+            addr = server.addr
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let answer = read_until_closed(&mut stream, Duration::from_secs(10)).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 400"), "{path}: {answer:.120}");
+        assert!(answer.contains("more than one Host header"), "{answer}");
+    }
 }
 
 #[tokio::test]
@@ -245,19 +281,25 @@ async fn oversized_and_slow_request_heads_are_cut_off() {
         .expect("the server answers and closes");
     assert!(answer.starts_with("HTTP/1.1 431"), "{answer:.80}");
 
+    // Cut off at the 500 ms deadline, not the default 5 s: not before it, and well before the
+    // default (a generous bound, for a busy machine).
     let mut slow = TcpStream::connect(server.addr).await.unwrap();
     slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         .await
         .unwrap();
-    let closed = read_until_closed(&mut slow, Duration::from_secs(10)).await;
+    let started = std::time::Instant::now();
+    let closed = read_until_closed(&mut slow, Duration::from_secs(4)).await;
     assert!(
         closed.is_some(),
-        "a client that never finishes its head is disconnected"
+        "a client that never finishes its head is disconnected at the deadline"
     );
+    assert!(started.elapsed() >= Duration::from_millis(400), "{:?}", started.elapsed());
 
     let mut idle = TcpStream::connect(server.addr).await.unwrap();
-    let closed = read_until_closed(&mut idle, Duration::from_secs(10)).await;
+    let started = std::time::Instant::now();
+    let closed = read_until_closed(&mut idle, Duration::from_secs(4)).await;
     assert!(closed.is_some(), "a connection that sends nothing is disconnected too");
+    assert!(started.elapsed() >= Duration::from_millis(400), "{:?}", started.elapsed());
 
     let key = server.key("after", &[], None).await;
     Client::connected(&server.url(), &key).await;

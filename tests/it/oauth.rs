@@ -951,6 +951,57 @@ async fn a_reused_code_revokes_the_tokens_it_issued() {
     );
 }
 
+/// Two exchanges of one code at the same moment: never two sets of tokens, never a 500, and the
+/// reuse is caught (the grant is revoked, so a token the first one got is refused).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_exchanges_of_one_code_are_a_reuse() {
+    let server = TestServer::start().await;
+    open_sign_in(&server).await;
+    let client_id = register_client(&server).await;
+    let (verifier, challenge) = pkce();
+    for trial in 0..6 {
+        let code = open_sign_in(&server).await;
+        let auth_code = approved_code(&server, &client_id, &challenge, &code, &[]).await;
+        let body = query(&[
+            ("grant_type", "authorization_code"),
+            ("code", &auth_code),
+            ("client_id", &client_id),
+            ("redirect_uri", CALLBACK),
+            ("code_verifier", &verifier),
+        ]);
+        let mut racing = tokio::task::JoinSet::new();
+        for _ in 0..2 {
+            let (client, body) = (at(&server, "/token"), body.clone());
+            racing.spawn(async move {
+                client
+                    .raw(Method::POST, &[("content-type", "application/x-www-form-urlencoded")], body)
+                    .await
+            });
+        }
+        let replies = racing.join_all().await;
+        let statuses: Vec<StatusCode> = replies.iter().map(|r| r.status).collect();
+        assert!(
+            statuses.iter().all(|s| *s == StatusCode::OK || *s == StatusCode::BAD_REQUEST),
+            "trial {trial}: {statuses:?} {:?}",
+            replies.iter().map(|r| String::from_utf8_lossy(&r.body).to_string()).collect::<Vec<_>>()
+        );
+        assert!(
+            statuses.iter().filter(|s| **s == StatusCode::OK).count() <= 1,
+            "trial {trial}: one code, at most one set of tokens"
+        );
+        let refused: Vec<Value> = replies.iter().filter(|r| r.status == StatusCode::BAD_REQUEST).map(|r| r.json()).collect();
+        assert!(!refused.is_empty(), "trial {trial}");
+        assert!(refused.iter().all(|r| r["error"] == "invalid_grant"), "{refused:?}");
+        for winner in replies.iter().filter(|r| r.status == StatusCode::OK) {
+            let access = winner.json()["access_token"].as_str().unwrap().to_string();
+            let reply = Client::new(&server.url(), Some(&access))
+                .post(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}))
+                .await;
+            assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "trial {trial}: the reuse revoked the grant");
+        }
+    }
+}
+
 #[tokio::test]
 async fn refresh_tokens_rotate_and_their_reuse_revokes_the_grant() {
     let server = TestServer::start().await;
