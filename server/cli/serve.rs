@@ -36,6 +36,9 @@ pub struct ServeArgs {
 /// Serves the journal in `dir`, or (with `--demo`, when `dir` is None) a fresh sample journal in a
 /// temporary folder that is removed again when the server stops.
 pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
+    // The handlers go in before anything is printed: a supervisor (or a test) that reads the
+    // address and at once sends SIGTERM or SIGHUP must find them installed, not the default action.
+    let mut signals = Signals::install()?;
     let dir: PathBuf = match dir {
         Some(dir) if !args.demo => dir.to_path_buf(),
         _ => demo_dir()?,
@@ -79,14 +82,14 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
     if lan.is_some() {
         print_lan(&running);
     }
-    forward_hangups(&running);
+    signals.forward_hangups(&running);
     // The domain route's first check may order a certificate (a minute or two): its outcome is
     // printed when it is known, and Ctrl-C meanwhile stops the server cleanly.
     let mut stopped = false;
     if domain.is_some() {
         tokio::select! {
             () = first_domain_check(&running) => print_domain(&running),
-            () = wait_for_stop() => stopped = true,
+            () = signals.stop() => stopped = true,
         }
     }
     if args.demo {
@@ -111,7 +114,7 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
     }
     if !stopped {
         say!("press Ctrl-C to stop");
-        wait_for_stop().await;
+        signals.stop().await;
     }
     say!("stopping");
     running.stop().await.context("the server did not stop cleanly")?;
@@ -184,13 +187,39 @@ fn print_demo_help(url: &str, key: &str, root: &Path) {
     );
 }
 
-/// From now on SIGHUP makes the routes check their addresses, DNS and certificates at once (after
-/// the owner changed a DNS record, say) instead of at their next check; it no longer ends the process.
-fn forward_hangups(running: &Running) {
+/// The signals `serve` answers, installed at once: SIGINT and SIGTERM stop the server; SIGHUP makes
+/// the routes check their addresses, DNS and certificates now (after the owner changed a DNS record,
+/// say) instead of at their next check, and never ends the process.
+struct Signals {
     #[cfg(unix)]
-    {
-        let routes = running.state.routes.clone();
-        if let Ok(mut hangup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    hangup: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn install() -> anyhow::Result<Signals> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let failed = |e: std::io::Error| anyhow::anyhow!("could not install the signal handlers: {e}");
+            Ok(Signals {
+                interrupt: signal(SignalKind::interrupt()).map_err(failed)?,
+                terminate: signal(SignalKind::terminate()).map_err(failed)?,
+                hangup: Some(signal(SignalKind::hangup()).map_err(failed)?),
+            })
+        }
+        #[cfg(not(unix))]
+        Ok(Signals {})
+    }
+
+    /// Hands SIGHUP to the running routes.
+    fn forward_hangups(&mut self, running: &Running) {
+        #[cfg(unix)]
+        if let Some(mut hangup) = self.hangup.take() {
+            let routes = running.state.routes.clone();
             tokio::spawn(async move {
                 while hangup.recv().await.is_some() {
                     tracing::info!("SIGHUP: the routes check again now");
@@ -198,9 +227,20 @@ fn forward_hangups(running: &Running) {
                 }
             });
         }
+        #[cfg(not(unix))]
+        let _ = running;
     }
-    #[cfg(not(unix))]
-    let _ = running;
+
+    /// Waits for SIGINT or SIGTERM.
+    async fn stop(&mut self) {
+        #[cfg(unix)]
+        tokio::select! {
+            _ = self.interrupt.recv() => {}
+            _ = self.terminate.recv() => {}
+        }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
 
 /// Waits until the domain route has published the outcome of its first check (at most 3 minutes).
@@ -211,24 +251,3 @@ async fn first_domain_check(running: &Running) {
     }
 }
 
-/// Waits for SIGINT or SIGTERM.
-async fn wait_for_stop() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {}
-        _ = terminate => {}
-    }
-}

@@ -102,4 +102,7 @@ def test_sign_in_is_refused_without_a_pairing_code(server):
     origin = server["url"].rsplit("/mcp", 1)[0]
     answer = httpx.post(f"{origin}/register", json={"redirect_uris": ["http://localhost:3030/callback"]})
     assert answer.status_code == 403
-    assert "Nothing is waiting to connect" in answer.text
+    assert answer.json() == {"error": "access_denied", "error_description":
+                             "sign-in is closed: run journal mcp pairing generate on the journal's computer, then try again"}
+    page = httpx.post(f"{origin}/register", json={}, headers={"Accept": "text/html"})
+    assert page.status_code == 403 and "Nothing is waiting to connect" in page.text

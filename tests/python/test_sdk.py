@@ -121,11 +121,46 @@ def test_a_new_key_sees_three_tools_and_unknown_tools_are_protocol_errors(server
     assert asyncio.run(with_session(server, server["narrow"], body))
 
 
-def test_a_wrong_key_is_refused(server):
+def messages(error):
+    """Every message in an exception, its groups and its causes (the SDK raises from a task group)."""
+    seen, stack = [], [error]
+    while stack:
+        current = stack.pop()
+        if current is None or any(current is s for s in seen):
+            continue
+        seen.append(current)
+        stack.extend(getattr(current, "exceptions", ()))
+        stack.extend([current.__cause__, current.__context__])
+    return " | ".join(f"{type(e).__name__}: {e}" for e in seen)
+
+
+def test_a_wrong_key_is_refused_with_a_challenge(server):
+    origin = server["url"].removesuffix("/mcp")
+    answer = httpx.post(server["url"], headers={"Authorization": "Bearer jk_wrong", "Accept": "application/json, text/event-stream"},
+                        json={"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                              "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    assert answer.status_code == 401
+    assert answer.headers["www-authenticate"] == \
+        f'Bearer realm="mcp", resource_metadata="{origin}/.well-known/oauth-protected-resource"'
+    assert answer.json()["error"] == "invalid_token"
+
     async def body(session, init):
         return True
 
-    with pytest.raises(BaseException):
+    with pytest.raises(BaseException) as raised:
         asyncio.run(with_session(server, "jk_wrong", body))
+    assert "401" in messages(raised.value), messages(raised.value)
+
+
+def test_every_call_is_in_the_activity_log(server):
+    async def body(session, init):
+        found = await session.call_tool("search", {"query": "lease renewal", "limit": 1})
+        assert not found.isError
+        reference = found.structuredContent["results"][0]["reference"]
+        fetched = await session.call_tool("fetch", {"reference": reference})
+        assert not fetched.isError
+        return True
+
+    assert asyncio.run(with_session(server, server["key"], body))
     activity = run(server["dir"], "mcp", "activity", "--token", "python-sdk")
-    assert "search  served" in activity and "fetch  served" in activity
+    assert "search  served" in activity and "fetch  served" in activity, activity
