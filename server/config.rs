@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::journal::fsio;
+use crate::fsio;
 use crate::tls::private_range;
 
 /// The default address of the local route.

@@ -30,7 +30,7 @@ pub async fn open(path: &Path) -> Result<Pool, sqlx::Error> {
         .await?;
     if fresh {
         // SQLite creates the file with the process umask; the WAL and shared-memory files copy its mode.
-        crate::journal::fsio::make_private(path)?;
+        crate::fsio::make_private(path)?;
     }
     sqlx::migrate!("./migrations").run(&pool).await?;
     Ok(pool)

@@ -24,6 +24,10 @@
 //! - `lan`: serving the LAN route: its listeners on this computer's private addresses, its leaf,
 //!   connection limits.
 //! - `server`: listeners, background upkeep, shutdown. `cli`: the commands people type.
+//! - Below every feature: `db` (the pool, write transactions), `secret` (random secrets and their
+//!   digests), `clock`, `fsio` (durable private files) and `page` (what every HTML page and form shares).
+//!   `journal` uses no feature, `auth` neither `oauth` nor `mcp`, and `mcp` gets connections resolved by
+//!   `auth::credentials` (checked by `tests/it/layers.rs`).
 //!
 //! docs/ARCHITECTURE.md has the module map and the path of a request.
 
@@ -31,14 +35,18 @@ pub mod app;
 pub mod auth;
 pub mod bench;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod db;
 pub mod domain;
+pub mod fsio;
 pub mod journal;
 pub mod lan;
 pub mod mcp;
 pub mod oauth;
+pub mod page;
 pub mod routes;
+pub mod secret;
 pub mod server;
 pub mod tls;
 pub mod web;

@@ -7,8 +7,8 @@ use sha2::{Digest, Sha256};
 use sqlx::Row;
 
 use super::AuthError;
+use crate::clock::unix_now;
 use crate::db::Pool;
-use crate::journal::day::unix_now;
 
 /// How a call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

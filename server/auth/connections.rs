@@ -8,8 +8,8 @@ use subtle::ConstantTimeEq;
 
 use super::grant::{Category, Grant, WriteMode};
 use super::{AuthError, cache, epoch, keys};
+use crate::clock::unix_now;
 use crate::db::{self, Pool};
-use crate::journal::day::unix_now;
 
 /// One connection and its grant.
 #[derive(Debug, Clone)]

@@ -9,6 +9,7 @@ pub mod activity;
 pub mod audit;
 pub mod cache;
 pub mod connections;
+pub mod credentials;
 pub mod epoch;
 pub mod grant;
 pub mod keys;

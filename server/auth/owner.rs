@@ -180,11 +180,11 @@ fn link_state(expires: Option<i64>, now: i64) -> Result<(), LinkRefusal> {
 }
 
 fn random_secret() -> Result<String, AuthError> {
-    crate::oauth::secret("").map_err(|e| AuthError::Invalid(e.description))
+    crate::secret::generate("").map_err(|e| AuthError::Invalid(e.to_string()))
 }
 
 fn digest(secret: &str) -> Vec<u8> {
-    crate::oauth::digest(secret)
+    crate::secret::digest(secret)
 }
 
 #[cfg(test)]

@@ -9,9 +9,9 @@ use clap::{Args, Subcommand};
 
 use super::open_for_access;
 use crate::auth::{owner, passphrase};
+use crate::clock::unix_now;
 use crate::config;
-use crate::journal::day::unix_now;
-use crate::journal::fsio;
+use crate::fsio;
 
 #[derive(Debug, Args)]
 pub struct AppArgs {

@@ -5,8 +5,9 @@ use std::sync::Arc;
 use anyhow::bail;
 use clap::Subcommand;
 
+use crate::clock::unix_now;
 use crate::journal::Journal;
-use crate::journal::day::{format_timestamp, unix_now};
+use crate::journal::day::format_timestamp;
 use crate::oauth::{pairing, register, store};
 use crate::{config, routes};
 

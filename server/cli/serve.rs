@@ -102,7 +102,7 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
         )
         .await?;
         print_demo_help(&url, &key, journal.root());
-        let link = crate::auth::owner::create_link(&journal.db, crate::journal::day::unix_now()).await?;
+        let link = crate::auth::owner::create_link(&journal.db, crate::clock::unix_now()).await?;
         say!();
         say!(
             "The owner app (a one-time link, for {} minutes; `journal app` makes another):",
@@ -250,4 +250,3 @@ async fn first_domain_check(running: &Running) {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }
-

@@ -25,7 +25,7 @@ use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use serde::{Deserialize, Serialize};
 
-use crate::journal::fsio;
+use crate::fsio;
 use crate::tls::ca;
 use crate::tls::serving::CertSlot;
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use der::Decode;
 use x509_cert::Certificate;
 
-use crate::journal::fsio;
+use crate::fsio;
 use crate::tls::ca::{self, TlsError};
 use crate::tls::serving;
 
@@ -127,7 +127,7 @@ mod tests {
     fn issued(hostname: &str, days: i64) -> (String, String, i64) {
         let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
         let mut params = rcgen::CertificateParams::new(vec![hostname.to_string()]).unwrap();
-        let now = crate::journal::day::unix_now();
+        let now = crate::clock::unix_now();
         let not_after = now + days * DAY;
         params.not_after = time::OffsetDateTime::from_unix_timestamp(not_after).unwrap();
         let cert = params.self_signed(&key).unwrap();
@@ -141,7 +141,7 @@ mod tests {
         let stored = Stored::from_pem(chain.clone(), key.clone(), "journal.example.org").unwrap();
         assert_eq!(stored.not_after, not_after);
         assert!(stored.issuer.contains("rcgen"), "{}", stored.issuer);
-        let now = crate::journal::day::unix_now();
+        let now = crate::clock::unix_now();
         assert!(!stored.needs_renewal(now));
         assert!(stored.needs_renewal(not_after - 29 * DAY));
         assert!(!stored.needs_renewal(not_after - 31 * DAY));

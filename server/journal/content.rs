@@ -15,7 +15,8 @@ use super::entity::{self, Entity, EntityType};
 use super::facet::{self, Facet};
 use super::import::{self, Format};
 use super::transcript::{Line, Segment, SegmentHead};
-use super::{Journal, JournalError, fsio};
+use super::{Journal, JournalError};
+use crate::fsio;
 
 /// The largest transcript file `import` reads.
 pub const MAX_IMPORT_BYTES: u64 = 64 * 1024 * 1024;

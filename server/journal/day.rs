@@ -6,7 +6,6 @@
 //! This module does not know about time zones: the journal's days are the owner's local days as given.
 
 use std::fmt;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A valid calendar day between the years 1000 and 9999.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -56,7 +55,7 @@ impl Day {
 
     /// Today in UTC. The journal has no time zone setting yet; UTC is the documented default.
     pub fn today() -> Day {
-        Day::from_epoch_days(unix_now() / 86_400)
+        Day::from_epoch_days(crate::clock::unix_now() / 86_400)
     }
 
     /// The day `n` days before this one (saturating at the earliest supported day).
@@ -133,14 +132,6 @@ fn days_in_month(year: u16, month: u8) -> u8 {
         4 | 6 | 9 | 11 => 30,
         _ => 31,
     }
-}
-
-/// Seconds since the Unix epoch now.
-pub fn unix_now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
 }
 
 /// Formats Unix seconds as an RFC 3339 UTC timestamp (`2026-12-02T09:30:00Z`).

@@ -8,11 +8,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::JournalError;
 use super::day::{self, Day};
 use super::entity::{self, Entity, EntityType};
 use super::facet::Facet;
 use super::transcript::{Line, Segment, SegmentHead};
-use super::{JournalError, fsio};
+use crate::fsio;
 
 /// What to generate.
 #[derive(Debug, Clone)]

@@ -78,12 +78,12 @@ impl SearchIndex {
     /// (an older layout, or damage) is wiped and recreated: the catalog then re-adds every file.
     pub fn open(dir: &Path) -> tantivy::Result<(SearchIndex, bool)> {
         let schema = schema();
-        super::fsio::create_dir_all_durable(dir)?;
+        crate::fsio::create_dir_all_durable(dir)?;
         let (index, fresh) = match Index::open_in_dir(dir) {
             Ok(index) if index.schema() == schema => (index, false),
             Ok(_) | Err(tantivy::TantivyError::OpenDirectoryError(_)) | Err(_) => {
                 let _ = std::fs::remove_dir_all(dir);
-                super::fsio::create_dir_all_durable(dir)?;
+                crate::fsio::create_dir_all_durable(dir)?;
                 (Index::create_in_dir(dir, schema.clone())?, true)
             }
         };

@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::day::{self, Day};
-use super::{frontmatter, fsio};
+use super::frontmatter;
+use crate::fsio;
 
 /// Limits from the reference: content 1-32,768 bytes, operation ids 1-128 of `[A-Za-z0-9._:-]`.
 pub const MAX_CONTENT_BYTES: usize = 32_768;

@@ -13,7 +13,6 @@ pub mod demo;
 pub mod entity;
 pub mod facet;
 pub mod frontmatter;
-pub mod fsio;
 pub mod import;
 pub mod index;
 pub mod memory;
@@ -87,7 +86,7 @@ impl Journal {
     pub async fn open_unsynced(root: &Path) -> Result<Arc<Journal>, JournalError> {
         for sub in ["", "facets", "entities", "transcripts", "memory"] {
             let dir = root.join(sub);
-            fsio::create_dir_all_durable(&dir).map_err(|e| JournalError::io(&dir, e))?;
+            crate::fsio::create_dir_all_durable(&dir).map_err(|e| JournalError::io(&dir, e))?;
         }
         let root = root.canonicalize().map_err(|e| JournalError::io(root, e))?;
         let pool = db::open(&root.join("journal.db")).await?;

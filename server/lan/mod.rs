@@ -21,8 +21,8 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::app::AppState;
+use crate::clock::unix_now;
 use crate::config::LanPlan;
-use crate::journal::day::unix_now;
 use crate::routes::status::{self, Certificate, LanView};
 use crate::routes::{LAN, lan};
 use crate::server::{ConnectionLimits, Gate, accept_loop};

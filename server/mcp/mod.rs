@@ -6,7 +6,6 @@
 //! holds one file per tool, each a thin adapter from validated arguments to a `journal` operation.
 //! Nothing here decides what a grant allows; that is `auth::grant`.
 
-pub mod credentials;
 pub mod dispatch;
 pub mod jsonrpc;
 pub mod listing;

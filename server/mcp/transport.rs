@@ -25,7 +25,7 @@ use super::jsonrpc::{self, Encoded, INVALID_PARAMS, INVALID_REQUEST, Message, PA
 use super::protocol::Version;
 use super::session::{Cap, Evicted, SessionError};
 use crate::app::AppState;
-use crate::auth::Connection;
+use crate::auth::{Connection, credentials};
 use crate::routes::Route;
 
 /// The largest request body, from the reference: 64 KiB.
@@ -301,7 +301,15 @@ async fn authenticate(state: &AppState, route: &Route, headers: &HeaderMap) -> R
         )
     };
     let connection = match bearer {
-        Some(token) => super::credentials::check(state, route, token).await.map_err(failed)?,
+        Some(token) => {
+            let at = credentials::Presented {
+                route: route.name,
+                accepts_keys: route.accepts_keys(),
+            };
+            credentials::check(&state.credentials, &state.journal.db, at, token)
+                .await
+                .map_err(|e| failed(e.to_string()))?
+        }
         None => None,
     };
     connection.ok_or_else(|| unauthorized(&route.origin(headers), bearer.is_some()))

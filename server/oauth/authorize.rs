@@ -17,13 +17,14 @@ use axum::response::{IntoResponse, Response};
 use url::Url;
 
 use super::client_metadata::MetadataError;
-use super::form::{self, Params};
 use super::pages::{self, ConsentPage, FacetChoice, Refusal};
 use super::store::{self, CodeRefusal, Pending};
 use super::{OAuthError, client_metadata, known_clients, pkce, redirect, register, resource};
 use crate::app::AppState;
 use crate::auth::Category;
-use crate::journal::day::unix_now;
+use crate::clock::unix_now;
+use crate::page;
+use crate::page::form::{self, Params};
 use crate::routes::{Route, Source};
 
 /// GET /authorize
@@ -175,7 +176,7 @@ pub async fn decide(
     let bytes = match form::body(&headers, body, "application/x-www-form-urlencoded").await {
         Ok(bytes) => bytes,
         Err(e) => {
-            return pages::message(
+            return page::message(
                 StatusCode::BAD_REQUEST,
                 "This form could not be read",
                 &e.description,
@@ -242,7 +243,7 @@ pub async fn decide(
             ));
         }
         Err(CodeRefusal::Exhausted) => {
-            return pages::message(
+            return page::message(
                 StatusCode::FORBIDDEN,
                 "Too many wrong codes",
                 "This sign-in was stopped after five wrong pairing codes.",
@@ -251,7 +252,7 @@ pub async fn decide(
         }
         Err(CodeRefusal::Closed) => {
             let _ = store::drop_pending(db, &pending.id).await;
-            return pages::message(
+            return page::message(
                 StatusCode::FORBIDDEN,
                 "The pairing code is no longer open",
                 "It was used, it expired or it was revoked.",
@@ -260,7 +261,7 @@ pub async fn decide(
         }
         Err(CodeRefusal::SourceLocked) => {
             let _ = store::drop_pending(db, &pending.id).await;
-            return pages::message(
+            return page::message(
                 StatusCode::FORBIDDEN,
                 "Too many wrong codes from this address",
                 "Twenty wrong pairing codes came from this address, so it may not try this code again.",
@@ -388,9 +389,9 @@ fn consent_page(
     stage: Stage<'_>,
     error: Option<String>,
 ) -> Response {
-    let nonce = pages::nonce();
+    let nonce = page::nonce();
     let (stage_two, scope_facets, categories, facets) = match stage {
-        Stage::One { scope_facets, checked } => (false, scope_facets, pages::category_choices(checked), Vec::new()),
+        Stage::One { scope_facets, checked } => (false, scope_facets, page::category_choices(checked), Vec::new()),
         Stage::Two { facets } => (true, true, Vec::new(), facets),
     };
     let page = ConsentPage {
@@ -411,7 +412,7 @@ fn consent_page(
     } else {
         StatusCode::OK
     };
-    pages::html(status, &page, &nonce, redirect::origin(redirect_uri).as_deref())
+    page::html(status, &page, &nonce, redirect::origin(redirect_uri).as_deref())
 }
 
 /// Whether `client` may send the browser back to `uri`: a known client by its catalog rule, any
@@ -480,7 +481,7 @@ fn too_many_clients() -> Refusal {
 }
 
 fn expired() -> Response {
-    pages::message(
+    page::message(
         StatusCode::BAD_REQUEST,
         "This sign-in is no longer waiting",
         "It expired, or it was already approved or denied.",

@@ -49,6 +49,12 @@ impl OAuthError {
     }
 }
 
+impl From<crate::page::form::FormError> for OAuthError {
+    fn from(error: crate::page::form::FormError) -> OAuthError {
+        OAuthError::invalid_request(error.description)
+    }
+}
+
 impl From<sqlx::Error> for OAuthError {
     fn from(error: sqlx::Error) -> OAuthError {
         tracing::error!(%error, "the OAuth store failed");

@@ -13,7 +13,6 @@ pub mod authorize;
 pub mod client_metadata;
 pub mod discovery;
 pub mod error;
-pub mod form;
 pub mod known_clients;
 pub mod pages;
 pub mod pairing;
@@ -42,7 +41,7 @@ pub const REFRESH_RETRY_SECONDS: u64 = 30;
 pub const ROTATED_KEPT: i64 = 16;
 
 /// Prefixes that make the journal's secrets recognisable to people and secret scanners.
-pub const ACCESS_PREFIX: &str = "jat_";
+pub use crate::auth::credentials::ACCESS_PREFIX;
 pub const REFRESH_PREFIX: &str = "jrt_";
 pub const CODE_PREFIX: &str = "jac_";
 pub const CLIENT_PREFIX: &str = "jc_";
@@ -56,19 +55,7 @@ pub const MAX_GRANTS: i64 = 1024;
 /// Clients that never completed a sign-in are forgotten after this many seconds.
 pub const UNUSED_CLIENT_SECONDS: i64 = 24 * 60 * 60;
 
-/// A random secret with a prefix: 32 bytes, base64url.
+/// A random secret with a prefix (`crate::secret`), as an OAuth error when none can be made.
 pub fn secret(prefix: &str) -> Result<String, OAuthError> {
-    use base64::Engine;
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| OAuthError::server(format!("no secure random source: {e}")))?;
-    Ok(format!(
-        "{prefix}{}",
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-    ))
-}
-
-/// The digest under which a secret is stored.
-pub fn digest(secret: &str) -> Vec<u8> {
-    use sha2::Digest;
-    sha2::Sha256::digest(secret.as_bytes()).to_vec()
+    crate::secret::generate(prefix).map_err(|e| OAuthError::server(e.to_string()))
 }

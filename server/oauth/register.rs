@@ -12,9 +12,10 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::{OAuthError, form, pages, redirect, store};
+use super::{OAuthError, pages, redirect, store};
 use crate::app::AppState;
-use crate::journal::day::unix_now;
+use crate::clock::unix_now;
+use crate::page::form;
 use crate::routes::{Route, Source};
 
 const MAX_REDIRECT_URIS: usize = 16;

@@ -6,9 +6,9 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-use super::form::{self, Params};
 use super::{OAuthError, store};
 use crate::app::AppState;
+use crate::page::form::{self, Params};
 
 /// POST /revoke
 pub async fn revoke(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {

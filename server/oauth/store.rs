@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 use sqlx::Row;
 use subtle::ConstantTimeEq;
 
-use super::{OAuthError, digest, pairing, pkce, secret};
+use super::{OAuthError, pairing, pkce, secret};
 use crate::auth::{Category, Connection, connections, epoch};
 use crate::db::Pool;
+use crate::secret::digest;
 
 /// A registered client.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -818,39 +819,6 @@ pub async fn refresh(
     cache.put(token_digest, &connection_id, &pair);
     touch_client(pool, client_id, now).await?;
     Ok(pair)
-}
-
-/// The connection behind a live access token issued on `route`.
-pub async fn authenticate_access(
-    pool: &Pool,
-    token: &str,
-    route: &str,
-    now: i64,
-) -> Result<Option<(Connection, i64)>, OAuthError> {
-    if !token.starts_with(super::ACCESS_PREFIX) || token.len() > 256 {
-        return Ok(None);
-    }
-    let token_digest = digest(token);
-    let row = sqlx::query(
-        "SELECT t.digest, t.connection_id, min(t.expires_at, g.expires_at) FROM oauth_tokens t
-         JOIN oauth_grants g ON g.connection_id = t.connection_id
-         WHERE t.digest = ? AND t.kind = 'access' AND t.expires_at > ?2 AND g.expires_at > ?2 AND g.route = ?3",
-    )
-    .bind(&token_digest)
-    .bind(now)
-    .bind(route)
-    .fetch_optional(pool)
-    .await?;
-    let Some(row) = row else { return Ok(None) };
-    let stored: Vec<u8> = row.get(0);
-    if !bool::from(stored.as_slice().ct_eq(&token_digest)) {
-        return Ok(None);
-    }
-    let valid_until: i64 = row.get(2);
-    let connection = connections::touch_and_load(pool, &row.get::<String, _>(1))
-        .await
-        .map_err(|e| OAuthError::server(e.to_string()))?;
-    Ok(connection.map(|connection| (connection, valid_until)))
 }
 
 /// Revokes a token (RFC 7009): a refresh token ends its whole grant, an access token only itself.

@@ -9,11 +9,11 @@ use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use super::form::{self, Params};
 use super::store::{self, TokenPair};
 use super::{OAuthError, resource};
 use crate::app::AppState;
-use crate::journal::day::unix_now;
+use crate::clock::unix_now;
+use crate::page::form::{self, Params};
 use crate::routes::Route;
 
 /// POST /token

@@ -19,7 +19,7 @@ use rcgen::{
 use sha2::{Digest, Sha256};
 
 use super::private_range::{self, V4_RANGES, V6_RANGE};
-use crate::journal::fsio;
+use crate::fsio;
 
 /// How long the CA is valid.
 pub const CA_DAYS: i64 = 3650;

@@ -225,7 +225,7 @@ mod tests {
             "no certificate yet"
         );
 
-        let now = crate::journal::day::unix_now();
+        let now = crate::clock::unix_now();
         let first = ca.issue_leaf(&["192.168.1.5".parse().unwrap()], now).unwrap();
         slot.install(&first, &[]).unwrap();
         assert_eq!(

@@ -18,8 +18,8 @@ use crate::auth::activity::{self, Filter};
 use crate::auth::audit::Outcome;
 use crate::journal::day::{Day, format_timestamp};
 use crate::mcp::tools;
-use crate::oauth::form::Params;
-use crate::oauth::pages;
+use crate::page;
+use crate::page::form::Params;
 
 /// Entries a page shows.
 const PAGE_SIZE: i64 = 50;
@@ -119,7 +119,7 @@ pub async fn show(State(state): State<AppState>, owner: Owner, RawQuery(query): 
         }
     };
     match gather(&state, &owner, &query).await {
-        Ok(page) => pages::html(StatusCode::OK, &page, &page.nonce.clone(), None),
+        Ok(page) => crate::page::html(StatusCode::OK, &page, &page.nonce.clone(), None),
         Err(error) => unavailable(error),
     }
 }
@@ -169,7 +169,7 @@ async fn gather(state: &AppState, owner: &Owner, query: &Query) -> Result<Activi
         .collect();
     let older = page.older.map(|before| link(filter, before));
     Ok(ActivityPage {
-        nonce: pages::nonce(),
+        nonce: page::nonce(),
         csrf: owner.csrf.clone(),
         section: "activity",
         connections,

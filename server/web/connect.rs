@@ -17,9 +17,10 @@ use super::signin::unavailable;
 use super::summary::oauth_failure;
 use crate::app::AppState;
 use crate::auth::AuthError;
-use crate::journal::day::{format_timestamp, unix_now};
-use crate::oauth::form::Params;
-use crate::oauth::{pages, pairing, store};
+use crate::clock::unix_now;
+use crate::journal::day::format_timestamp;
+use crate::oauth::{pairing, store};
+use crate::page::form::Params;
 use crate::routes::status::{DomainView, LanView};
 use crate::routes::{self, Route};
 
@@ -220,7 +221,7 @@ async fn render(
     status: StatusCode,
 ) -> Response {
     match gather(state, owner, route, code, notice, error).await {
-        Ok(page) => pages::html(status, &page, &page.nonce.clone(), None),
+        Ok(page) => crate::page::html(status, &page, &page.nonce.clone(), None),
         Err(error) => unavailable(error),
     }
 }
@@ -245,7 +246,7 @@ async fn gather(
     let notice = notice.filter(|_| open_until.is_none());
     let address = route.addresses.first().cloned().unwrap_or_default();
     Ok(ConnectPage {
-        nonce: pages::nonce(),
+        nonce: crate::page::nonce(),
         csrf: owner.csrf.clone(),
         section: "connect",
         routes: route_choices(state.routes.lan().as_ref(), state.routes.domain().as_ref()),

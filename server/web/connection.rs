@@ -18,11 +18,12 @@ use super::signin::unavailable;
 use super::summary::{self, Summary};
 use crate::app::AppState;
 use crate::auth::{AuthError, Category, connections};
-use crate::journal::day::{format_timestamp, unix_now};
+use crate::clock::unix_now;
+use crate::journal::day::format_timestamp;
 use crate::journal::facet::Facet;
 use crate::mcp::tools;
-use crate::oauth::form::Params;
-use crate::oauth::pages::{self, CategoryChoice, category_choices};
+use crate::page::form::Params;
+use crate::page::{self, CategoryChoice, category_choices};
 
 /// One facet checkbox of the grant form.
 pub struct FacetBox {
@@ -168,7 +169,7 @@ pub async fn revoke(State(state): State<AppState>, Path(id): Path<String>, _form
 }
 
 fn gone() -> Response {
-    pages::message(
+    page::message(
         StatusCode::NOT_FOUND,
         "There is no such connection",
         "It was revoked, or the link is not one of this journal's connections.",
@@ -190,7 +191,7 @@ async fn render(
         Err(error) => return unavailable(error),
     };
     let page = build(&summary, &state.journal.facets(), owner, notice, error);
-    pages::html(status, &page, &page.nonce.clone(), None)
+    page::html(status, &page, &page.nonce.clone(), None)
 }
 
 fn build(
@@ -206,7 +207,7 @@ fn build(
     let grant = &connection.grant;
     let checked: Vec<Category> = grant.categories.iter().copied().collect();
     ConnectionPage {
-        nonce: pages::nonce(),
+        nonce: page::nonce(),
         csrf: owner.csrf.clone(),
         section: "connections",
         id: row.id,

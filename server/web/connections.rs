@@ -16,9 +16,9 @@ use super::signin::unavailable;
 use super::summary::{self, ConnectionRow};
 use crate::app::AppState;
 use crate::auth::{AuthError, connections};
-use crate::journal::day::unix_now;
-use crate::oauth::form::Params;
-use crate::oauth::pages;
+use crate::clock::unix_now;
+use crate::page;
+use crate::page::form::Params;
 
 #[derive(Template)]
 #[template(path = "app/connections.html")]
@@ -64,7 +64,7 @@ pub async fn mint(State(state): State<AppState>, form: OwnerForm) -> Response {
     match connections::create_key(&state.journal.db, &label).await {
         Ok((connection, key)) => {
             let address = form.owner.route.mcp_url();
-            let nonce = pages::nonce();
+            let nonce = page::nonce();
             let page = MintedPage {
                 nonce: nonce.clone(),
                 csrf: form.owner.csrf.clone(),
@@ -74,7 +74,7 @@ pub async fn mint(State(state): State<AppState>, form: OwnerForm) -> Response {
                 lines: clients::with_key(&address, &key),
                 key,
             };
-            pages::html(StatusCode::OK, &page, &nonce, None)
+            page::html(StatusCode::OK, &page, &nonce, None)
         }
         Err(AuthError::Invalid(reason)) => {
             render(&state, &form.owner, None, Some(reason), label, StatusCode::BAD_REQUEST).await
@@ -98,7 +98,7 @@ async fn render(
     let facets = state.journal.facets();
     let now = unix_now();
     let page = ConnectionsPage {
-        nonce: pages::nonce(),
+        nonce: page::nonce(),
         csrf: owner.csrf.clone(),
         section: "connections",
         rows: summaries.iter().map(|s| s.row(&facets, now)).collect(),
@@ -106,5 +106,5 @@ async fn render(
         error,
         label,
     };
-    pages::html(status, &page, &page.nonce.clone(), None)
+    page::html(status, &page, &page.nonce.clone(), None)
 }

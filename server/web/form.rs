@@ -9,8 +9,8 @@ use axum::response::Response;
 use super::session::Owner;
 use super::signin::{foreign_form, same_origin};
 use crate::app::AppState;
-use crate::oauth::form::{self, Params};
-use crate::oauth::pages;
+use crate::page;
+use crate::page::form::{self, Params};
 
 /// A checked form: who sent it and its fields.
 pub struct OwnerForm {
@@ -51,7 +51,7 @@ impl FromRequest<AppState> for OwnerForm {
 
 /// The answer to a form whose body could not be read or whose fields make no sense; nothing changed.
 pub fn malformed() -> Response {
-    pages::message(
+    page::message(
         StatusCode::BAD_REQUEST,
         "This form could not be read",
         "Its fields were missing, repeated or too large. Nothing was changed.",

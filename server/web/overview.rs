@@ -11,8 +11,9 @@ use super::signin::unavailable;
 use super::summary::{self, ConnectionRow, oauth_failure};
 use crate::app::AppState;
 use crate::auth::{AuthError, audit};
-use crate::journal::day::{format_timestamp, unix_now};
-use crate::oauth::{pages, store};
+use crate::clock::unix_now;
+use crate::journal::day::format_timestamp;
+use crate::oauth::store;
 
 /// One route as the overview shows it.
 pub struct RouteRow {
@@ -47,7 +48,7 @@ const LAST_CALLS: i64 = 8;
 /// `GET /app`.
 pub async fn show(State(state): State<AppState>, owner: Owner) -> Response {
     match gather(&state, &owner).await {
-        Ok(page) => pages::html(StatusCode::OK, &page, &page.nonce.clone(), None),
+        Ok(page) => crate::page::html(StatusCode::OK, &page, &page.nonce.clone(), None),
         Err(error) => unavailable(error),
     }
 }
@@ -72,7 +73,7 @@ async fn gather(state: &AppState, owner: &Owner) -> Result<OverviewPage, AuthErr
         })
         .collect();
     Ok(OverviewPage {
-        nonce: pages::nonce(),
+        nonce: crate::page::nonce(),
         csrf: owner.csrf.clone(),
         section: "overview",
         routes: vec![RouteRow {

@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 
 use crate::app::AppState;
 use crate::auth::owner;
-use crate::journal::day::unix_now;
+use crate::clock::unix_now;
 use crate::routes::Route;
 
 /// A request made in a live owner session.

@@ -18,9 +18,9 @@ use super::session;
 use crate::app::AppState;
 use crate::auth::owner::{self, LinkRefusal};
 use crate::auth::passphrase;
-use crate::journal::day::unix_now;
-use crate::oauth::form::{self, Params};
-use crate::oauth::pages;
+use crate::clock::unix_now;
+use crate::page;
+use crate::page::form::{self, Params};
 use crate::routes::Route;
 
 #[derive(Template)]
@@ -59,7 +59,7 @@ pub async fn show(State(state): State<AppState>, RawQuery(query): RawQuery) -> R
 
 /// The page with the button that uses the link (and the passphrase field, when one is set).
 fn confirm_page(status: StatusCode, token: String, passphrase: bool, error: Option<String>) -> Response {
-    let nonce = pages::nonce();
+    let nonce = page::nonce();
     let page = SignInPage {
         nonce: nonce.clone(),
         token,
@@ -67,7 +67,7 @@ fn confirm_page(status: StatusCode, token: String, passphrase: bool, error: Opti
         passphrase,
         error,
     };
-    pages::html(status, &page, &nonce, None)
+    page::html(status, &page, &nonce, None)
 }
 
 /// `POST /app/signin`: uses the link and starts the session.
@@ -155,7 +155,7 @@ pub async fn sign_out(State(state): State<AppState>, form: OwnerForm) -> Respons
     if let Err(error) = owner::end_session(&state.journal.db, owner.secret()).await {
         return unavailable(error);
     }
-    let mut response = pages::message(
+    let mut response = page::message(
         StatusCode::OK,
         "You are signed out",
         "This browser no longer has access to the owner app.",
@@ -182,7 +182,7 @@ pub fn same_origin(headers: &HeaderMap, route: &Route) -> bool {
 
 /// The answer to a form that did not come from this session's own page.
 pub fn foreign_form() -> Response {
-    pages::message(
+    page::message(
         StatusCode::FORBIDDEN,
         "This form was not accepted",
         "It did not come from this app's own page, or its page is older than your session. Nothing was changed.",
@@ -191,7 +191,7 @@ pub fn foreign_form() -> Response {
 }
 
 fn how_to_sign_in(status: StatusCode) -> Response {
-    pages::message(
+    page::message(
         status,
         "Sign in to your journal",
         "The owner app opens with a one-time link. Run this in a terminal on this computer:",
@@ -207,7 +207,7 @@ fn refused(refusal: LinkRefusal) -> Response {
         LinkRefusal::Expired => "This sign-in link has expired: a link works for 5 minutes.",
         LinkRefusal::TriesUsed => "The passphrase was wrong too many times, so this link no longer works.",
     };
-    pages::message(
+    page::message(
         StatusCode::FORBIDDEN,
         "This link does not sign you in",
         text,
@@ -217,7 +217,7 @@ fn refused(refusal: LinkRefusal) -> Response {
 
 pub fn unavailable(error: crate::auth::AuthError) -> Response {
     tracing::error!(%error, "the owner app could not read the journal");
-    pages::message(
+    page::message(
         StatusCode::SERVICE_UNAVAILABLE,
         "The journal could not be read",
         "Try again in a moment.",

@@ -6,7 +6,7 @@ use hyper::{Method, StatusCode};
 
 use crate::harness::{Client, Reply, TestServer};
 use journal::auth::owner;
-use journal::journal::day::unix_now;
+use journal::clock::unix_now;
 
 pub(crate) fn at(server: &TestServer, path: &str) -> Client {
     Client::new(&format!("http://{}{path}", server.addr), None)

@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::app::{cookie_name, csrf_of, get, own_origin, post_form, sign_in, text};
 use crate::harness::{Client, TestServer};
 use journal::auth::{connections, owner};
-use journal::journal::day::unix_now;
+use journal::clock::unix_now;
 use journal::oauth::{pairing, store};
 
 /// A signed-in owner: the session secret and its form token.
@@ -201,11 +201,15 @@ async fn a_minted_key_is_shown_once_and_works() {
     assert_eq!(minted.status, StatusCode::OK);
     assert_eq!(minted.header("cache-control").as_deref(), Some("no-store"));
     let body = text(&minted);
-    let start = body.find("jk_").expect("the key is shown");
-    let key: String = body[start..]
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
-        .collect();
+    // The key: "jk_" where a word starts (random tokens on the page, a nonce or a form token, may
+    // hold "jk_" inside them).
+    let base64url = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    let start = body
+        .match_indices("jk_")
+        .map(|(at, _)| at)
+        .find(|&at| !body[..at].ends_with(base64url))
+        .expect("the key is shown");
+    let key: String = body[start..].chars().take_while(|c| base64url(*c)).collect();
     assert!(
         body.contains(&format!("Authorization: Bearer {key}")),
         "the lines that use it"

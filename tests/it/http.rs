@@ -293,13 +293,21 @@ async fn oversized_and_slow_request_heads_are_cut_off() {
         closed.is_some(),
         "a client that never finishes its head is disconnected at the deadline"
     );
-    assert!(started.elapsed() >= Duration::from_millis(400), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() >= Duration::from_millis(400),
+        "{:?}",
+        started.elapsed()
+    );
 
     let mut idle = TcpStream::connect(server.addr).await.unwrap();
     let started = std::time::Instant::now();
     let closed = read_until_closed(&mut idle, Duration::from_secs(4)).await;
     assert!(closed.is_some(), "a connection that sends nothing is disconnected too");
-    assert!(started.elapsed() >= Duration::from_millis(400), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() >= Duration::from_millis(400),
+        "{:?}",
+        started.elapsed()
+    );
 
     let key = server.key("after", &[], None).await;
     Client::connected(&server.url(), &key).await;

@@ -9,6 +9,7 @@ mod cli;
 mod crash;
 mod grants;
 mod http;
+mod layers;
 mod oauth;
 mod properties;
 mod routes;

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::harness::{Client, Reply, TestServer, eventually};
-use journal::journal::day::unix_now;
+use journal::clock::unix_now;
 use journal::oauth::store;
 
 pub(crate) const CALLBACK: &str = "http://127.0.0.1:9/callback";
@@ -974,22 +974,35 @@ async fn concurrent_exchanges_of_one_code_are_a_reuse() {
             let (client, body) = (at(&server, "/token"), body.clone());
             racing.spawn(async move {
                 client
-                    .raw(Method::POST, &[("content-type", "application/x-www-form-urlencoded")], body)
+                    .raw(
+                        Method::POST,
+                        &[("content-type", "application/x-www-form-urlencoded")],
+                        body,
+                    )
                     .await
             });
         }
         let replies = racing.join_all().await;
         let statuses: Vec<StatusCode> = replies.iter().map(|r| r.status).collect();
         assert!(
-            statuses.iter().all(|s| *s == StatusCode::OK || *s == StatusCode::BAD_REQUEST),
+            statuses
+                .iter()
+                .all(|s| *s == StatusCode::OK || *s == StatusCode::BAD_REQUEST),
             "trial {trial}: {statuses:?} {:?}",
-            replies.iter().map(|r| String::from_utf8_lossy(&r.body).to_string()).collect::<Vec<_>>()
+            replies
+                .iter()
+                .map(|r| String::from_utf8_lossy(&r.body).to_string())
+                .collect::<Vec<_>>()
         );
         assert!(
             statuses.iter().filter(|s| **s == StatusCode::OK).count() <= 1,
             "trial {trial}: one code, at most one set of tokens"
         );
-        let refused: Vec<Value> = replies.iter().filter(|r| r.status == StatusCode::BAD_REQUEST).map(|r| r.json()).collect();
+        let refused: Vec<Value> = replies
+            .iter()
+            .filter(|r| r.status == StatusCode::BAD_REQUEST)
+            .map(|r| r.json())
+            .collect();
         assert!(!refused.is_empty(), "trial {trial}");
         assert!(refused.iter().all(|r| r["error"] == "invalid_grant"), "{refused:?}");
         for winner in replies.iter().filter(|r| r.status == StatusCode::OK) {
@@ -997,7 +1010,11 @@ async fn concurrent_exchanges_of_one_code_are_a_reuse() {
             let reply = Client::new(&server.url(), Some(&access))
                 .post(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}))
                 .await;
-            assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "trial {trial}: the reuse revoked the grant");
+            assert_eq!(
+                reply.status,
+                StatusCode::UNAUTHORIZED,
+                "trial {trial}: the reuse revoked the grant"
+            );
         }
     }
 }

@@ -8,7 +8,7 @@ use hyper::{Method, Request, StatusCode};
 use serde_json::{Value, json};
 
 use crate::harness::{Client, TestServer};
-use journal::journal::day::unix_now;
+use journal::clock::unix_now;
 use journal::oauth::store;
 use journal::routes;
 

@@ -16,6 +16,7 @@ import shutil
 import socket
 import ssl
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -28,6 +29,11 @@ TAG = f"jt{os.getpid() % 100000}"
 SUBNET = 10 + os.getpid() % 200
 SERVER_IP = f"10.213.{SUBNET}.2"
 CLIENT_IP = f"10.213.{SUBNET}.1"
+# A second device on the same network, outside the namespace.
+OTHER_CLIENT_IP = f"10.213.{SUBNET}.3"
+# How long a refusal may take to arrive. The server refuses at once (a socket closed unread, an
+# alert); waiting this long and hearing nothing means it is hung, and fails the test.
+ANSWER_WITHIN = 4
 
 
 def ip(*args, netns=None):
@@ -59,6 +65,7 @@ def lan():
             ip("link", "add", f"{TAG}a", "type", "veth", "peer", "name", f"{TAG}b")
             ip("link", "set", f"{TAG}b", "netns", TAG)
             ip("addr", "add", f"{CLIENT_IP}/24", "dev", f"{TAG}a")
+            ip("addr", "add", f"{OTHER_CLIENT_IP}/24", "dev", f"{TAG}a")
             ip("link", "set", f"{TAG}a", "up")
             ip("addr", "add", f"{SERVER_IP}/24", "dev", f"{TAG}b", netns=TAG)
             ip("link", "set", f"{TAG}b", "up", netns=TAG)
@@ -86,6 +93,33 @@ def trusting_the_ca(lan):
     context = ssl.create_default_context(cafile=lan["ca"])
     assert len(context.get_ca_certs()) == 1
     return context
+
+
+def connect(source=None):
+    """A TCP connection to the LAN route from `source` (an address of this side), waiting at most
+    ANSWER_WITHIN for anything after."""
+    return socket.create_connection((SERVER_IP, 7660), timeout=ANSWER_WITHIN,
+                                    source_address=(source, 0) if source else None)
+
+
+def handshake(context, source=None):
+    """A completed TLS 1.3 handshake from `source`: the control that the server is up and serving."""
+    connection = context.wrap_socket(connect(source), server_hostname=SERVER_IP)
+    assert connection.version() == "TLSv1.3"
+    return connection
+
+
+def assert_closed_before_the_handshake(context, source=None):
+    """The server closed the connection without a byte, before any handshake: a connection that sends
+    nothing reads EOF at once, and a TLS client's hello meets that EOF (or the reset of the closed
+    socket). Silence is not a refusal: a timeout fails."""
+    try:
+        with connect(source) as raw:
+            assert raw.recv(1) == b"", "the server sent something to a connection it should refuse"
+        with connect(source) as raw, pytest.raises((ssl.SSLEOFError, ConnectionResetError)):
+            context.wrap_socket(raw, server_hostname=SERVER_IP)
+    except TimeoutError:
+        pytest.fail(f"no refusal within {ANSWER_WITHIN} s: the server did not answer at all")
 
 
 async def sign_in_and_call(lan, storage):
@@ -141,10 +175,14 @@ def test_a_client_that_trusts_only_the_usual_authorities_is_refused(lan):
 
 
 def test_tls_1_2_is_refused(lan):
-    context = trusting_the_ca(lan)
-    context.maximum_version = ssl.TLSVersion.TLSv1_2
-    with pytest.raises(httpx.ConnectError):
-        httpx.get(f"{lan['origin']}/.well-known/oauth-protected-resource", verify=context)
+    # rustls serves TLS 1.3 only: a TLS 1.2 hello gets a protocol_version alert.
+    tls12 = trusting_the_ca(lan)
+    tls12.maximum_version = ssl.TLSVersion.TLSv1_2
+    with connect() as raw, pytest.raises(ssl.SSLError) as refused:
+        tls12.wrap_socket(raw, server_hostname=SERVER_IP)
+    assert refused.value.reason == "TLSV1_ALERT_PROTOCOL_VERSION", refused.value
+    # The same client allowed TLS 1.3, from the same device, right after: it gets its handshake.
+    handshake(trusting_the_ca(lan)).close()
 
 
 def test_a_foreign_host_is_refused(lan):
@@ -174,51 +212,80 @@ def test_a_pairing_code_of_the_local_route_does_not_open_the_lan(lan):
     answer = httpx.post(f"{lan['origin']}/register", verify=trusting_the_ca(lan),
                         json={"redirect_uris": ["http://localhost:3030/callback"]})
     assert answer.status_code == 403
-    assert "Nothing is waiting to connect" in answer.text
+    assert answer.json()["error"] == "access_denied"
+    assert answer.json()["error_description"].startswith("sign-in is closed")
     run(lan["dir"], "mcp", "pairing", "revoke")
 
 
+# Run inside the namespace. From the refused source: what a connection that sends nothing reads, and
+# what a TLS 1.3 handshake trusting the CA meets; from the allowed source: that handshake. Each is
+# "eof" (EOF or reset), "timeout", or what was read or made.
+PROBE = """
+import socket, ssl, sys
+server, ca, wait, refused, allowed = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5]
+context = ssl.create_default_context(cafile=ca)
+def connect(source):
+    return socket.create_connection((server, 7660), timeout=wait, source_address=(source, 0))
+def outcome(attempt, source):
+    try:
+        return attempt(source)
+    except TimeoutError:
+        return "timeout"
+    except (ssl.SSLEOFError, ConnectionResetError):
+        return "eof"
+    except OSError as e:
+        return repr(e)
+def unread(source):
+    with connect(source) as raw:
+        return "eof" if raw.recv(1) == b"" else "data"
+def handshake(source):
+    with connect(source) as raw, context.wrap_socket(raw, server_hostname=server) as tls:
+        return tls.version()
+print("refused", outcome(unread, refused), outcome(handshake, refused))
+print("allowed", outcome(handshake, allowed))
+"""
+
+
 def test_a_peer_on_loopback_is_refused(lan):
-    # From inside the namespace, with the loopback address as the source: closed before the handshake.
-    probe = (
-        "import socket, ssl\n"
-        f"s = socket.create_connection(('{SERVER_IP}', 7660), timeout=5, source_address=('127.0.0.1', 0))\n"
-        f"c = ssl.create_default_context(cafile='{lan['ca']}')\n"
-        "try:\n"
-        f"    c.wrap_socket(s, server_hostname='{SERVER_IP}')\n"
-        "    print('handshake')\n"
-        "except (ssl.SSLError, OSError) as e:\n"
-        "    print('refused', type(e).__name__)\n"
-    )
-    out = subprocess.run(["ip", "netns", "exec", TAG, "python3", "-c", probe], capture_output=True, text=True, timeout=30)
-    assert out.stdout.startswith("refused"), out.stdout + out.stderr
-    # The same probe from the namespace's own private address gets its handshake.
-    allowed = probe.replace("source_address=('127.0.0.1', 0)", f"source_address=('{SERVER_IP}', 0)")
-    out = subprocess.run(["ip", "netns", "exec", TAG, "python3", "-c", allowed], capture_output=True, text=True, timeout=30)
-    assert out.stdout.startswith("handshake"), out.stdout + out.stderr
+    # From inside the namespace, with the loopback address as the source: closed unread, before the
+    # handshake. Right after, as the control, the namespace's own private address gets its handshake.
+    out = subprocess.run(["ip", "netns", "exec", TAG, sys.executable, "-c", PROBE, SERVER_IP, lan["ca"],
+                          str(ANSWER_WITHIN), "127.0.0.1", SERVER_IP],
+                         capture_output=True, text=True, timeout=30)
+    assert out.stdout.splitlines() == ["refused eof eof", "allowed TLSv1.3"], out.stdout + out.stderr
 
 
 def test_one_device_gets_at_most_sixteen_connections(lan):
     context = trusting_the_ca(lan)
-    held = []
+    # Held open well within the server's 5 s head deadline, which would close them on its own.
+    held = [handshake(context) for _ in range(16)]
     try:
-        for _ in range(16):
-            raw = socket.create_connection((SERVER_IP, 7660), timeout=10)
-            held.append(context.wrap_socket(raw, server_hostname=SERVER_IP))
-        raw = socket.create_connection((SERVER_IP, 7660), timeout=10)
-        with pytest.raises((ssl.SSLError, OSError)):
-            context.wrap_socket(raw, server_hostname=SERVER_IP)
-        raw.close()
+        assert_closed_before_the_handshake(context)
+        # Another device is not counted with this one.
+        handshake(context, source=OTHER_CLIENT_IP).close()
+        # A closed connection gives its slot back: the next connection from this device gets in.
+        held.pop().close()
+        deadline = time.monotonic() + ANSWER_WITHIN
+        while True:
+            try:
+                held.append(handshake(context))
+                break
+            except (ssl.SSLEOFError, ConnectionResetError):
+                assert time.monotonic() < deadline, "the closed connection's slot did not come back"
+                time.sleep(0.05)
+        # It is full again.
+        assert_closed_before_the_handshake(context)
     finally:
         for connection in held:
             connection.close()
-    # Closed connections give their slots back.
-    deadline = time.monotonic() + 10
+    # All the slots come back, and HTTP is served.
+    deadline = time.monotonic() + ANSWER_WITHIN
     while True:
         try:
-            answer = httpx.get(f"{lan['origin']}/.well-known/oauth-protected-resource", verify=context)
+            answer = httpx.get(f"{lan['origin']}/.well-known/oauth-protected-resource", verify=context,
+                               timeout=ANSWER_WITHIN)
             break
         except httpx.ConnectError:
             assert time.monotonic() < deadline, "slots did not come back"
-            time.sleep(0.1)
+            time.sleep(0.05)
     assert answer.status_code == 200

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput};
-use crate::journal::day::unix_now;
+use crate::clock::unix_now;
 use crate::journal::memory::{self, MemoryError, SaveOutcome};
 
 pub const DEF: ToolDef = ToolDef {

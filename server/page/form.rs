@@ -1,25 +1,39 @@
-//! Reading the bodies and query strings of OAuth requests: size-limited, content-type checked, and
-//! strict about repeated parameters (RFC 6749 3.1: a parameter must not appear twice).
+//! Reading request bodies and query strings as parameters, for sign-in and the owner app alike:
+//! size-limited, content-type checked, and strict about repeated parameters (RFC 6749 3.1: a
+//! parameter must not appear twice).
 
 use std::collections::HashMap;
 
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, header};
 
-use super::OAuthError;
+/// Why a body or a parameter could not be read: a description a developer can act on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{description}")]
+pub struct FormError {
+    pub description: String,
+}
 
-/// The largest body any OAuth endpoint reads.
+impl FormError {
+    fn new(description: impl Into<String>) -> FormError {
+        FormError {
+            description: description.into(),
+        }
+    }
+}
+
+/// The largest body read as a form (OAuth endpoints, the consent page, the owner app's forms).
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
 
 /// Reads a body of at most 16 KiB whose media type is `expected`.
-pub async fn body(headers: &HeaderMap, body: Body, expected: &str) -> Result<Bytes, OAuthError> {
+pub async fn body(headers: &HeaderMap, body: Body, expected: &str) -> Result<Bytes, FormError> {
     let media = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
         .map(|v| v.trim().to_ascii_lowercase());
     if media.as_deref() != Some(expected) {
-        return Err(OAuthError::invalid_request(format!("the body must be {expected}")));
+        return Err(FormError::new(format!("the body must be {expected}")));
     }
     let read = tokio::time::timeout(
         std::time::Duration::from_secs(5),
@@ -28,11 +42,10 @@ pub async fn body(headers: &HeaderMap, body: Body, expected: &str) -> Result<Byt
     .await;
     match read {
         Ok(Ok(bytes)) => Ok(bytes),
-        Ok(Err(_)) => Err(OAuthError::new(
-            "invalid_request",
-            format!("the body is larger than {MAX_BODY_BYTES} bytes"),
-        )),
-        Err(_) => Err(OAuthError::invalid_request("the body did not arrive in time")),
+        Ok(Err(_)) => Err(FormError::new(format!(
+            "the body is larger than {MAX_BODY_BYTES} bytes"
+        ))),
+        Err(_) => Err(FormError::new("the body did not arrive in time")),
     }
 }
 
@@ -52,20 +65,20 @@ impl Params {
     }
 
     /// A single-valued parameter: absent is None; given twice is an error.
-    pub fn one(&self, name: &str) -> Result<Option<&str>, OAuthError> {
+    pub fn one(&self, name: &str) -> Result<Option<&str>, FormError> {
         let mut values = self.pairs.iter().filter(|(k, _)| k == name).map(|(_, v)| v.as_str());
         let first = values.next();
         if values.next().is_some() {
-            return Err(OAuthError::invalid_request(format!("{name} is given more than once")));
+            return Err(FormError::new(format!("{name} is given more than once")));
         }
         Ok(first)
     }
 
     /// A required single-valued parameter.
-    pub fn required(&self, name: &str) -> Result<&str, OAuthError> {
+    pub fn required(&self, name: &str) -> Result<&str, FormError> {
         self.one(name)?
             .filter(|v| !v.is_empty())
-            .ok_or_else(|| OAuthError::invalid_request(format!("{name} is required")))
+            .ok_or_else(|| FormError::new(format!("{name} is required")))
     }
 
     /// Every value of a repeated parameter.
