@@ -163,23 +163,11 @@ fn demo_dir() -> anyhow::Result<PathBuf> {
 
 fn print_demo_help(url: &str, key: &str, root: &Path) {
     say!();
-    say!("A key named \"demo\" can read the whole sample journal:");
-    say!("  export JOURNAL_KEY={key}");
-    say!();
-    say!("Connect an agent:");
-    say!(
-        "  Claude Code:  claude mcp add --transport http journal {url} --header \"Authorization: Bearer $JOURNAL_KEY\""
-    );
-    say!("  Codex:        codex mcp add journal --url {url} --bearer-token-env-var JOURNAL_KEY");
-    say!(
-        "  Gemini CLI:   gemini mcp add --transport http journal {url} --header \"Authorization: Bearer $JOURNAL_KEY\""
-    );
-    say!(
-        "  curl:         curl -si {url} -H \"Authorization: Bearer $JOURNAL_KEY\" -H 'Content-Type: application/json' \\"
-    );
-    say!(
-        "                  -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"curl\",\"version\":\"1\"}}}}}}'"
-    );
+    say!("A key named \"demo\" can read the whole sample journal. Connect an agent with it:");
+    for line in crate::web::clients::with_key(url, key) {
+        say!("  # {}", line.name);
+        say!("  {}", line.line);
+    }
     say!();
     say!(
         "Manage it with --journal {} (journal mcp token list, journal mcp activity, ...); it is removed when the server stops.",

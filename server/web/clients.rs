@@ -21,7 +21,9 @@ fn public(route: &str) -> bool {
     matches!(route, "domain" | "relay")
 }
 
-/// The clients, in the order the page lists them, for a route and its MCP address.
+/// The clients, in the order the page lists them, for a route and its MCP address. The lines were
+/// checked against the clients' own help (Claude Code 2.1, Codex 0.171, Gemini CLI 0.61) and run by
+/// `tests/clients/`; README.md and docs/oauth.md show the same lines (`tests/it/app_pages.rs` checks).
 pub fn for_route(route: &str, address: &str) -> Vec<ClientSetup> {
     let hosted = (!public(route)).then_some(if route == "lan" {
         "It connects from the internet, so it needs your own-domain route; this route answers only on your own network."
@@ -31,23 +33,23 @@ pub fn for_route(route: &str, address: &str) -> Vec<ClientSetup> {
     vec![
         ClientSetup {
             name: "Claude Code",
-            add: format!("claude mcp add --transport http journal {address}"),
+            add: format!("claude mcp add --scope user --transport http journal {address}"),
             is_command: true,
-            then: "In Claude Code, type /mcp and choose journal.",
+            then: "Then run claude mcp login journal in a terminal (or type /mcp in Claude Code and choose journal).",
             unavailable: None,
         },
         ClientSetup {
             name: "Codex",
             add: format!("codex mcp add journal --url {address}"),
             is_command: true,
-            then: "Then run codex mcp login journal.",
+            then: "Make the pairing code first: Codex starts the sign-in by itself. To sign in again later, run codex mcp login journal (add --oauth-client-registration dcr if its usual sign-in fails).",
             unavailable: None,
         },
         ClientSetup {
             name: "Gemini CLI",
-            add: format!("gemini mcp add --transport http journal {address}"),
+            add: format!("gemini mcp add -s user --transport http journal {address}"),
             is_command: true,
-            then: "In Gemini CLI, type /mcp auth journal.",
+            then: "Start gemini in a folder you trust (it disables every server in other folders), then type /mcp auth journal.",
             unavailable: None,
         },
         ClientSetup {
@@ -82,26 +84,35 @@ pub struct KeyLine {
 }
 
 /// The lines that connect a client with a key instead of signing in (keys work on the local route).
+/// The key goes into one `export`; the client lines name the variable, so no key lands in a command
+/// history or (for Gemini CLI, which expands `${JOURNAL_KEY}` itself) in a settings file. Codex reads
+/// the variable each time it starts, so the export belongs in the shell's profile.
 pub fn with_key(address: &str, key: &str) -> Vec<KeyLine> {
     vec![
         KeyLine {
-            name: "Claude Code",
-            line: format!("claude mcp add --transport http journal {address} --header \"Authorization: Bearer {key}\""),
+            name: "First, in your shell and in its profile (Codex and Gemini CLI read the key from it every time they start)",
+            line: format!("export JOURNAL_KEY={key}"),
         },
         KeyLine {
-            name: "Codex (reads the key from JOURNAL_KEY when it runs)",
+            name: "Claude Code",
             line: format!(
-                "export JOURNAL_KEY={key}\ncodex mcp add journal --url {address} --bearer-token-env-var JOURNAL_KEY"
+                "claude mcp add --scope user --transport http journal {address} --header \"Authorization: Bearer $JOURNAL_KEY\""
             ),
         },
         KeyLine {
-            name: "Gemini CLI",
-            line: format!("gemini mcp add --transport http journal {address} --header \"Authorization: Bearer {key}\""),
+            name: "Codex",
+            line: format!("codex mcp add journal --url {address} --bearer-token-env-var JOURNAL_KEY"),
+        },
+        KeyLine {
+            name: "Gemini CLI (then start it in a folder you trust)",
+            line: format!(
+                "gemini mcp add -s user --transport http journal {address} --header 'Authorization: Bearer ${{JOURNAL_KEY}}'"
+            ),
         },
         KeyLine {
             name: "curl (starts a session; the answer's Mcp-Session-Id header names it)",
             line: format!(
-                "curl -si {address} -H \"Authorization: Bearer {key}\" -H \"Content-Type: application/json\" -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"curl\",\"version\":\"1\"}}}}}}'"
+                "curl -si {address} -H \"Authorization: Bearer $JOURNAL_KEY\" -H \"Content-Type: application/json\" -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"curl\",\"version\":\"1\"}}}}}}'"
             ),
         },
     ]
@@ -129,7 +140,10 @@ mod tests {
                 .iter()
                 .all(|client| client.unavailable.is_none())
         );
-        assert_eq!(local[0].add, format!("claude mcp add --transport http journal {LOCAL}"));
+        assert_eq!(
+            local[0].add,
+            format!("claude mcp add --scope user --transport http journal {LOCAL}")
+        );
         let lan = for_route("lan", "https://192.168.1.20:7660/mcp");
         let why = lan.iter().find(|c| c.name == "ChatGPT").unwrap().unavailable.unwrap();
         assert!(why.contains("your own network"), "{why}");
@@ -138,10 +152,16 @@ mod tests {
     #[test]
     fn key_lines_carry_the_key_and_valid_json() {
         let lines = with_key(LOCAL, "jk_secret");
+        assert_eq!(lines[0].line, "export JOURNAL_KEY=jk_secret");
         assert!(
-            lines
+            lines[1..]
                 .iter()
-                .all(|l| l.line.contains("jk_secret") && l.line.contains(LOCAL))
+                .all(|l| !l.line.contains("jk_secret") && l.line.contains(LOCAL) && l.line.contains("JOURNAL_KEY")),
+            "the key is in the export only"
+        );
+        assert!(
+            lines[3].line.contains("'Authorization: Bearer ${JOURNAL_KEY}'"),
+            "Gemini CLI expands it itself"
         );
         let curl = &lines.last().unwrap().line;
         let body = curl.split("-d '").nth(1).unwrap().trim_end_matches('\'');

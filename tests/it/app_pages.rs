@@ -134,11 +134,13 @@ async fn the_connect_page_makes_and_closes_pairing_codes() {
     assert_eq!(page.status, StatusCode::OK);
     let body = text(&page);
     assert!(
-        body.contains(&format!("claude mcp add --transport http journal {address}")),
+        body.contains(&format!(
+            "claude mcp add --scope user --transport http journal {address}"
+        )),
         "{body}"
     );
     assert!(body.contains(&format!("codex mcp add journal --url {address}")));
-    assert!(body.contains(&format!("gemini mcp add --transport http journal {address}")));
+    assert!(body.contains(&format!("gemini mcp add -s user --transport http journal {address}")));
     assert!(body.contains("Sign-in is closed"));
     assert!(
         page.header("content-security-policy")
@@ -211,8 +213,12 @@ async fn a_minted_key_is_shown_once_and_works() {
         .expect("the key is shown");
     let key: String = body[start..].chars().take_while(|c| base64url(*c)).collect();
     assert!(
-        body.contains(&format!("Authorization: Bearer {key}")),
-        "the lines that use it"
+        body.contains(&format!("export JOURNAL_KEY={key}")),
+        "the key goes into the variable"
+    );
+    assert!(
+        body.contains("--bearer-token-env-var JOURNAL_KEY") && body.contains("Bearer ${JOURNAL_KEY}"),
+        "the lines that use it name the variable"
     );
     let client = Client::connected(&server.url(), &key).await;
     assert_eq!(
@@ -607,4 +613,29 @@ async fn passphrases_sent_together_get_no_more_tries_than_one_after_another() {
     )
     .await;
     assert_eq!(right_after.status, StatusCode::FORBIDDEN);
+}
+
+/// The README, docs/oauth.md, the Connect page and `serve --demo` show one set of client lines: the
+/// ones `web::clients` makes (checked against the clients' help, and run by tests/clients/).
+#[test]
+fn the_readme_and_the_docs_show_the_lines_the_app_shows() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let oauth = std::fs::read_to_string(root.join("docs/oauth.md")).unwrap();
+    let address = "http://127.0.0.1:7659/mcp";
+    for client in journal::web::clients::for_route("local", address)
+        .iter()
+        .filter(|c| c.is_command)
+    {
+        assert!(readme.contains(&client.add), "README.md lacks: {}", client.add);
+        assert!(
+            oauth.contains(&format!("`{}`", client.add)),
+            "docs/oauth.md lacks: {}",
+            client.add
+        );
+    }
+    let lines = journal::web::clients::with_key(address, "jk_...");
+    for line in &lines[..4] {
+        assert!(readme.contains(&line.line), "README.md lacks: {}", line.line);
+    }
 }

@@ -197,7 +197,7 @@ async fn the_connect_page_offers_the_lan_route_only_while_it_serves() {
         "AB:CD:EF",
         "href=\"/app/ca.pem\"",
         "NODE_EXTRA_CA_CERTS",
-        "claude mcp add --transport http journal https://192.168.50.2:7660/mcp",
+        "claude mcp add --scope user --transport http journal https://192.168.50.2:7660/mcp",
     ] {
         assert!(html.contains(expected), "{expected} in {html}");
     }
@@ -337,7 +337,7 @@ async fn the_connect_page_offers_the_domain_route_only_while_it_serves() {
     let page = get(&server, "/app/connect?route=domain", Some(&cookie)).await;
     let html = text(&page);
     assert!(
-        html.contains("claude mcp add --transport http journal https://journal.example.org/mcp"),
+        html.contains("claude mcp add --scope user --transport http journal https://journal.example.org/mcp"),
         "{html}"
     );
     assert!(

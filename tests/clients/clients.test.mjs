@@ -1,0 +1,245 @@
+// The real MCP clients against a real `journal serve`, with no model and no network beyond loopback.
+//
+// Claude Code, Codex and Gemini CLI are installed from npm at pinned versions (package.json); each
+// runs in a fresh temporary HOME (and CODEX_HOME) with telemetry and update checks off, and every
+// wait is bounded. The checks:
+//   - Claude Code with a key: `claude mcp list` reports the journal connected 25 times in a row
+//     (Claude never ends its sessions, so this passes only if the journal makes room for new ones);
+//   - Gemini CLI with a key from the environment (`${JOURNAL_KEY}` in its settings): `gemini mcp
+//     list` reports it disabled in an untrusted folder, and connected once the folder is trusted;
+//   - Codex signs in with dynamic registration (`codex mcp login --oauth-client-registration dcr`,
+//     the owner typing the pairing code on the consent page), lists the journal with OAuth, and
+//     calls a tool through its app-server (`mcpServer/tool/call`), which the journal audits;
+//   - the default sign-in of Codex (`codex mcp add`, which starts it by itself) and of Claude Code
+//     (`claude mcp login`, under a pseudo-terminal) identify themselves with their client ID metadata
+//     documents; with no network, the journal must know them without fetching: the consent page
+//     names them, and the sign-in completes.
+// A BROWSER script hands each sign-in URL to the test, which plays the owner over HTTP.
+// Run from the repository root: (cd tests/clients && npm ci) && node --test tests/clients/ (JOURNAL_BIN names
+// another journal binary than target/debug/journal). Needs util-linux `script`.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  CLAUDE, CODEX, GEMINI, codexAppServer, journal, lines, ownerApproves, report, sandbox,
+  servedJournal, visitCallback, waitFor,
+} from './harness.mjs';
+
+const ALL_TOOLS = ['fetch', 'get_entity', 'get_transcript', 'list_entities', 'list_facets', 'list_transcripts',
+  'recall_memory', 'save_memory', 'search'];
+
+/** A new key for the journal in `home`: the last line `token create` prints. */
+function createKey(home, label) {
+  return journal(home, 'mcp', 'token', 'create', '--label', label).trim().split('\n').pop();
+}
+
+/** Opens sign-in on the journal in `home`: the pairing code, the last line `pairing generate` prints. */
+function openPairing(home) {
+  return journal(home, 'mcp', 'pairing', 'generate').trim().split('\n').pop();
+}
+
+/** Codex's configuration before any server is added: no update check, analytics, feedback or plugin
+ *  and app sync (which reach for github.com), tokens in a file under CODEX_HOME rather than a keyring,
+ *  and a model provider on loopback, so starting a thread reaches for nothing outside this machine. */
+function configureCodex(box) {
+  writeFileSync(join(box.codexHome, 'config.toml'), [
+    'check_for_update_on_startup = false',
+    'mcp_oauth_credentials_store = "file"',
+    'model_provider = "loopback"',
+    '',
+    '[analytics]',
+    'enabled = false',
+    '',
+    '[feedback]',
+    'enabled = false',
+    '',
+    '[features]',
+    'plugins = false',
+    'remote_plugin = false',
+    'apps = false',
+    '',
+    '[model_providers.loopback]',
+    'name = "loopback"',
+    'base_url = "http://127.0.0.1:9/v1"',
+    'wire_api = "responses"',
+    '',
+  ].join('\n'));
+}
+
+/** The query of an authorization URL a client handed to the browser, checked for PKCE and the
+ *  resource; answers the parameters. */
+function authorizationParams(authorizeUrl, { origin, url }) {
+  const parsed = new URL(authorizeUrl);
+  assert.equal(`${parsed.origin}${parsed.pathname}`, `${origin}/authorize`, authorizeUrl);
+  const params = Object.fromEntries(parsed.searchParams);
+  assert.equal(params.response_type, 'code', authorizeUrl);
+  assert.equal(params.code_challenge_method, 'S256', authorizeUrl);
+  assert.equal(params.resource, url, authorizeUrl);
+  return params;
+}
+
+test('Claude Code with a key: `claude mcp list` reports the journal connected 25 times in a row', { timeout: 300_000 }, async (t) => {
+  const { home, url, serverLog } = await servedJournal(t);
+  const key = createKey(home, 'claude-code');
+  const box = sandbox(t, 'claude');
+  const added = await box.run(CLAUDE, ['mcp', 'add', '--transport', 'http', '--scope', 'user', 'journal', url,
+    '--header', `Authorization: Bearer ${key}`]);
+  assert.equal(added.code, 0, report(added));
+  assert.ok(lines(added.stdout).includes(`Added HTTP MCP server journal with URL: ${url} to user config`), report(added));
+
+  // Every `claude mcp list` opens a session and never ends it (no DELETE): a cap of 16 sessions per
+  // credential that refuses the 17th would show the journal as failed from the 17th run on.
+  const connected = `journal: ${url} (HTTP) - ✔ Connected`;
+  for (let attempt = 1; attempt <= 25; attempt++) {
+    const listed = await box.run(CLAUDE, ['mcp', 'list']);
+    assert.ok(listed.code === 0 && lines(listed.stdout).includes(connected),
+      `run ${attempt} of \`claude mcp list\` should report "${connected}"\n${report(listed)}\n--- journal serve log\n${serverLog()}`);
+  }
+});
+
+test('Gemini CLI with a key from the environment: `gemini mcp list` reports the journal connected in a trusted folder', { timeout: 180_000 }, async (t) => {
+  const { home, url } = await servedJournal(t);
+  const key = createKey(home, 'gemini-cli');
+  const box = sandbox(t, 'gemini');
+  const geminiDir = join(box.home, '.gemini');
+  mkdirSync(geminiDir, { recursive: true });
+  writeFileSync(join(geminiDir, 'settings.json'), JSON.stringify({
+    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+  }, null, 2));
+
+  // User scope (the default is the project's .gemini/settings.json), and the key by reference: Gemini
+  // expands ${JOURNAL_KEY} from its environment when it connects, so no key is written anywhere.
+  const added = await box.run(GEMINI, ['mcp', 'add', '--scope', 'user', '--transport', 'http', 'journal', url,
+    '--header', 'Authorization: Bearer ${JOURNAL_KEY}']);
+  assert.equal(added.code, 0, report(added));
+  assert.ok(lines(added.stdout + added.stderr).includes('MCP server "journal" added to user settings. (http)'), report(added));
+  const settings = JSON.parse(readFileSync(join(geminiDir, 'settings.json'), 'utf8'));
+  assert.deepEqual(settings.mcpServers.journal, { url, type: 'http', headers: { Authorization: 'Bearer ${JOURNAL_KEY}' } });
+
+  const env = { JOURNAL_KEY: key };
+  // An untrusted folder disables every server, the user's too.
+  const untrusted = await box.run(GEMINI, ['mcp', 'list'], { env });
+  assert.ok(untrusted.code === 0 && lines(untrusted.stdout + untrusted.stderr).includes(`○ journal: ${url} (http) - Disabled`), report(untrusted));
+
+  // Trusting the folder as the trust dialog does: ~/.gemini/trustedFolders.json maps it to TRUST_FOLDER.
+  writeFileSync(join(geminiDir, 'trustedFolders.json'), JSON.stringify({ [box.work]: 'TRUST_FOLDER' }, null, 2));
+  const listed = await box.run(GEMINI, ['mcp', 'list'], { env });
+  assert.ok(listed.code === 0 && lines(listed.stdout + listed.stderr).includes(`✓ journal: ${url} (http) - Connected`), report(listed));
+});
+
+test('Codex signs in with dynamic registration, lists the journal with OAuth and calls a tool through its app-server', { timeout: 240_000 }, async (t) => {
+  const { home, origin, url } = await servedJournal(t);
+  const box = sandbox(t, 'codex');
+  configureCodex(box);
+
+  // `codex mcp add` starts a sign-in by itself when the server offers OAuth. With sign-in closed (no
+  // pairing code open), registration is refused: the server is added all the same, and Codex prints
+  // the journal's refusal as it is, so it must read as a sentence rather than a page.
+  const added = await box.run(CODEX, ['mcp', 'add', 'journal', '--url', url, '--oauth-client-registration', 'dcr']);
+  const addedOutput = added.stdout + added.stderr;
+  assert.ok(lines(addedOutput).includes("Added global MCP server 'journal'."), report(added));
+  assert.match(addedOutput, /sign-in is closed: run journal mcp pairing generate/, report(added));
+  assert.doesNotMatch(addedOutput, /<html|<!doctype/i, report(added));
+
+  const pairing = openPairing(home);
+  const login = box.start(CODEX, ['mcp', 'login', 'journal', '--oauth-client-registration', 'dcr']);
+  const authorizeUrl = await box.browserUrl(`codex mcp login to open the browser\n${login.report()}`);
+  const params = authorizationParams(authorizeUrl, { origin, url });
+  assert.match(params.client_id, /^jc_/, 'a registered client id');
+  assert.match(params.redirect_uri, /^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+  const callback = await ownerApproves(authorizeUrl, {
+    client: 'Codex', pairing, categories: ['transcripts', 'entities', 'facets'],
+  });
+  assert.equal(`${callback.origin}${callback.pathname}`, params.redirect_uri);
+  assert.equal(callback.searchParams.get('state'), params.state);
+  const landed = await visitCallback(callback);
+  assert.equal(landed.status, 200, landed.text);
+  await waitFor(() => login.code !== undefined || login.signal !== undefined, 30_000, 'codex mcp login to finish', login.report);
+  assert.equal(login.code, 0, login.report());
+  assert.ok(lines(login.stdout).includes("Successfully logged in to MCP server 'journal'."), login.report());
+
+  const listed = await box.run(CODEX, ['mcp', 'list']);
+  assert.equal(listed.code, 0, report(listed));
+  const row = lines(listed.stdout).find((line) => line.startsWith('journal '));
+  assert.match(row ?? '', new RegExp(`^journal\\s+${url.replace(/[.]/g, '\\.')}\\s+-\\s+enabled\\s+OAuth$`), report(listed));
+
+  // No model: Codex's app-server connects to the journal with its stored token, lists the tools and
+  // calls one on request, as it would for the model.
+  const server = codexAppServer(box);
+  const init = await server.request('initialize', { clientInfo: { name: 'journal-client-test', version: '1' } });
+  assert.ok(init.result, JSON.stringify(init));
+  server.notify('initialized');
+  const status = await server.request('mcpServerStatus/list', { detail: 'toolsAndAuthOnly' });
+  const entry = status.result?.data?.find((s) => s.name === 'journal');
+  assert.ok(entry, `${JSON.stringify(status)}\n${server.report()}`);
+  assert.equal(entry.authStatus, 'oAuth', JSON.stringify(entry));
+  assert.deepEqual(Object.keys(entry.tools).sort(), ALL_TOOLS, JSON.stringify(entry));
+  const thread = await server.request('thread/start', { ephemeral: true, cwd: box.work });
+  const threadId = thread.result?.thread?.id;
+  assert.ok(threadId, `${JSON.stringify(thread)}\n${server.report()}`);
+  const called = await server.request('mcpServer/tool/call', { server: 'journal', threadId, tool: 'search', arguments: { query: 'lease renewal' } });
+  assert.ok(called.result && !called.result.isError, `${JSON.stringify(called)}\n${server.report()}`);
+  const found = JSON.parse(called.result.content[0].text);
+  assert.ok(found.results.length > 0, called.result.content[0].text);
+  assert.match(found.results[0].snippet, /lease renewal/, called.result.content[0].text);
+  server.stop();
+
+  const activity = lines(journal(home, 'mcp', 'activity'));
+  assert.ok(activity.some((line) => /^\S+\s+Codex\s+search\s+served$/.test(line)), activity.join('\n'));
+});
+
+test('Codex signs in by default with its client ID metadata document, without fetching it', { timeout: 180_000 }, async (t) => {
+  const { home, origin, url } = await servedJournal(t);
+  const box = sandbox(t, 'codex-cimd');
+  configureCodex(box);
+  const pairing = openPairing(home);
+
+  // What a user types: `codex mcp add` detects OAuth and signs in by itself.
+  const add = box.start(CODEX, ['mcp', 'add', 'journal', '--url', url]);
+  const authorizeUrl = await box.browserUrl(`codex mcp add to open the browser\n${add.report()}`);
+  const params = authorizationParams(authorizeUrl, { origin, url });
+  assert.equal(params.client_id, 'https://chatgpt.com/oauth/codex/client.json');
+  assert.match(params.redirect_uri, /^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+  // The consent page (200, naming Codex) although chatgpt.com cannot be reached from here.
+  const callback = await ownerApproves(authorizeUrl, { client: 'Codex', pairing });
+  assert.equal(`${callback.origin}${callback.pathname}`, params.redirect_uri);
+  const landed = await visitCallback(callback);
+  assert.equal(landed.status, 200, landed.text);
+  await waitFor(() => add.code !== undefined || add.signal !== undefined, 30_000, 'codex mcp add to finish', add.report);
+  assert.equal(add.code, 0, add.report());
+  assert.ok(lines(add.stdout).includes('Successfully logged in.'), add.report());
+
+  const listed = await box.run(CODEX, ['mcp', 'list']);
+  const row = lines(listed.stdout).find((line) => line.startsWith('journal '));
+  assert.match(row ?? '', /\s+enabled\s+OAuth$/, report(listed));
+});
+
+test('Claude Code signs in with its client ID metadata document, without fetching it', { timeout: 180_000 }, async (t) => {
+  const { home, origin, url } = await servedJournal(t);
+  const box = sandbox(t, 'claude-cimd');
+  const added = await box.run(CLAUDE, ['mcp', 'add', '--transport', 'http', '--scope', 'user', 'journal', url]);
+  assert.equal(added.code, 0, report(added));
+  const pairing = openPairing(home);
+
+  // `claude mcp login` needs a terminal (without one it stops after "Starting authentication"):
+  // util-linux `script` gives it a pseudo-terminal; its input stays open so it waits for the browser.
+  const login = box.start('script', ['-qfec', `'${CLAUDE}' mcp login journal`, '/dev/null'], { env: { TERM: 'xterm' }, stdin: 'pipe' });
+  const authorizeUrl = await box.browserUrl(`claude mcp login to open the browser\n${login.report()}`);
+  const params = authorizationParams(authorizeUrl, { origin, url });
+  assert.equal(params.client_id, 'https://claude.ai/oauth/claude-code-client-metadata');
+  assert.match(params.redirect_uri, /^http:\/\/localhost:\d+\/callback$/);
+  // The consent page (200, naming Claude Code) although claude.ai cannot be reached from here.
+  const callback = await ownerApproves(authorizeUrl, { client: 'Claude Code', pairing });
+  assert.equal(`${callback.origin}${callback.pathname}`, params.redirect_uri);
+  const landed = await visitCallback(callback);
+  assert.equal(landed.status, 200, landed.text);
+  await waitFor(() => login.stdout.includes('Authenticated with "journal".'), 30_000, 'claude mcp login to finish', login.report);
+  login.stop();
+
+  const listed = await box.run(CLAUDE, ['mcp', 'list']);
+  assert.ok(lines(listed.stdout).includes(`journal: ${url} (HTTP) - ✔ Connected`), report(listed));
+});
