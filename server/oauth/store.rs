@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+
 
 use sqlx::Row;
 use subtle::ConstantTimeEq;
@@ -711,28 +711,37 @@ async fn touch_client(pool: &Pool, client_id: &str, now: i64) -> Result<(), OAut
 
 /// Pairs recently issued by rotation, by the digest of the refresh token they replaced, so that a
 /// client whose response was lost can retry once within 30 s. Held in memory only: the new tokens'
-/// plaintext must never be stored.
+/// plaintext must never be stored, so after a restart a retry is a reuse like any other. Times are
+/// the Unix seconds the caller passes, as for every other lifetime in the store.
 #[derive(Default)]
 pub struct RetryCache {
-    entries: Mutex<HashMap<Vec<u8>, (String, TokenPair, Instant)>>,
+    entries: Mutex<HashMap<Vec<u8>, (String, TokenPair, i64)>>,
 }
 
 impl RetryCache {
-    fn get(&self, old: &[u8]) -> Option<(String, TokenPair)> {
+    fn get(&self, old: &[u8], now: i64) -> Option<(String, TokenPair)> {
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         entries
             .get(old)
-            .filter(|(_, _, at)| at.elapsed() < Duration::from_secs(super::REFRESH_RETRY_SECONDS))
+            .filter(|(_, _, at)| within_retry(*at, now))
             .map(|(connection, pair, _)| (connection.clone(), pair.clone()))
     }
 
-    fn put(&self, old: Vec<u8>, connection_id: &str, pair: &TokenPair) {
+    fn put(&self, old: &[u8], connection_id: &str, pair: &TokenPair, now: i64) {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        let window = Duration::from_secs(super::REFRESH_RETRY_SECONDS);
         // Only the latest rotation of a grant may be retried; old entries expire.
-        entries.retain(|_, (connection, _, at)| connection != connection_id && at.elapsed() < window);
-        entries.insert(old, (connection_id.to_string(), pair.clone(), Instant::now()));
+        entries.retain(|_, (connection, _, at)| connection != connection_id && within_retry(*at, now));
+        entries.insert(old.to_vec(), (connection_id.to_string(), pair.clone(), now));
     }
+
+    fn remove(&self, old: &[u8]) {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner()).remove(old);
+    }
+}
+
+/// Whether a rotation at `at` may still be retried at `now`.
+fn within_retry(at: i64, now: i64) -> bool {
+    (0..super::REFRESH_RETRY_SECONDS as i64).contains(&(now - at))
 }
 
 /// Rotates a refresh token. Presenting a rotated-out one revokes the grant, except the immediately
@@ -770,7 +779,7 @@ pub async fn refresh(
         ));
     }
     if row.get::<Option<i64>, _>(2).is_some() {
-        if let Some((cached_connection, pair)) = cache.get(&token_digest)
+        if let Some((cached_connection, pair)) = cache.get(&token_digest, now)
             && cached_connection == connection_id
         {
             return Ok(pair);
@@ -800,7 +809,7 @@ pub async fn refresh(
         // A concurrent refresh with the same token won the race; treat this one as a retry.
         drop(tx);
         return cache
-            .get(&token_digest)
+            .get(&token_digest, now)
             .map(|(_, pair)| pair)
             .ok_or_else(|| OAuthError::invalid_grant("the refresh token was already used"));
     }
@@ -815,8 +824,14 @@ pub async fn refresh(
     .bind(super::ROTATED_KEPT)
     .execute(&mut *tx)
     .await?;
-    tx.commit().await?;
-    cache.put(token_digest, &connection_id, &pair);
+    // The retry is remembered before the commit: a concurrent refresh with the same token that
+    // finds the rotation committed must find its pair too, or it would be taken for a reuse and
+    // revoke the grant. A commit that fails takes it back.
+    cache.put(&token_digest, &connection_id, &pair, now);
+    if let Err(error) = tx.commit().await {
+        cache.remove(&token_digest);
+        return Err(error.into());
+    }
     touch_client(pool, client_id, now).await?;
     Ok(pair)
 }

@@ -1065,6 +1065,114 @@ async fn refresh_tokens_rotate_and_their_reuse_revokes_the_grant() {
     assert_eq!(reply.json()["error"], "invalid_grant");
 }
 
+/// The retry of a lost refresh answer: the same pair for 30 s, a reuse (revoking the grant) after.
+#[tokio::test]
+async fn a_refresh_retry_is_answered_for_thirty_seconds_only() {
+    let server = TestServer::start().await;
+    let (client_id, first) = sign_in(&server, &["transcripts"], None).await;
+    let db = &server.journal.db;
+    let cache = store::RetryCache::default();
+    let now = unix_now();
+    let r0 = first["refresh_token"].as_str().unwrap();
+    let second = store::refresh(db, &cache, "local", r0, &client_id, now).await.unwrap();
+    let retried = store::refresh(db, &cache, "local", r0, &client_id, now + 29).await.unwrap();
+    assert_eq!(retried, second, "within 30 s: the same pair");
+    let late = store::refresh(db, &cache, "local", r0, &client_id, now + 30).await.unwrap_err();
+    assert_eq!(late.code, "invalid_grant");
+    assert!(late.description.contains("already used"), "{}", late.description);
+    let after = store::refresh(db, &cache, "local", &second.refresh_token, &client_id, now + 31).await;
+    assert_eq!(after.unwrap_err().code, "invalid_grant", "the late retry revoked the grant");
+}
+
+/// The retry cache lives in memory: after a restart, presenting the previous refresh token again is
+/// a reuse like any other (the new pair's plaintext was never stored, so it cannot be answered).
+#[tokio::test]
+async fn after_a_restart_a_refresh_retry_is_a_reuse() {
+    let server = TestServer::start().await;
+    let (client_id, first) = sign_in(&server, &["transcripts"], None).await;
+    let refresh = |server: &TestServer, token: String| {
+        let client_id = client_id.clone();
+        let client = at(server, "/token");
+        async move {
+            client
+                .raw(
+                    Method::POST,
+                    &[("content-type", "application/x-www-form-urlencoded")],
+                    query(&[("grant_type", "refresh_token"), ("refresh_token", &token), ("client_id", &client_id)]),
+                )
+                .await
+        }
+    };
+    let r0 = first["refresh_token"].as_str().unwrap().to_string();
+    let second = refresh(&server, r0.clone()).await;
+    assert_eq!(second.status, StatusCode::OK);
+    let second = second.json();
+    let server = server.restart().await;
+    let retry = refresh(&server, r0).await;
+    assert_eq!(retry.json()["error"], "invalid_grant");
+    let access = second["access_token"].as_str().unwrap();
+    let reply = Client::new(&server.url(), Some(access))
+        .post(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}))
+        .await;
+    assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "the reuse revoked the grant");
+}
+
+/// Sixteen rotated-out refresh tokens are remembered to catch their reuse; older ones are forgotten,
+/// so presenting one is merely invalid and revokes nothing.
+#[tokio::test]
+async fn rotated_refresh_tokens_are_remembered_sixteen_deep() {
+    let server = TestServer::start().await;
+    let (client_id, first) = sign_in(&server, &["transcripts"], None).await;
+    let db = &server.journal.db;
+    let cache = store::RetryCache::default();
+    let now = unix_now();
+    let mut tokens = vec![first["refresh_token"].as_str().unwrap().to_string()];
+    for n in 0..18 {
+        let pair = store::refresh(db, &cache, "local", tokens.last().unwrap(), &client_id, now + n * 60)
+            .await
+            .unwrap();
+        tokens.push(pair.refresh_token);
+    }
+    let later = now + 18 * 60 + 60;
+    let forgotten = store::refresh(db, &cache, "local", &tokens[1], &client_id, later).await.unwrap_err();
+    assert!(forgotten.description.contains("not valid"), "{}", forgotten.description);
+    let latest = store::refresh(db, &cache, "local", tokens.last().unwrap(), &client_id, later)
+        .await
+        .expect("an old token beyond the memory revokes nothing");
+    tokens.push(latest.refresh_token);
+    let remembered = store::refresh(db, &cache, "local", &tokens[5], &client_id, later + 60).await.unwrap_err();
+    assert!(remembered.description.contains("already used"), "{}", remembered.description);
+    let after = store::refresh(db, &cache, "local", tokens.last().unwrap(), &client_id, later + 61).await;
+    assert_eq!(after.unwrap_err().code, "invalid_grant", "a remembered one revoked the grant");
+}
+
+/// Two refreshes with one token at the same moment (a client retrying at once): both get the same
+/// pair, and the grant lives on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_refreshes_with_one_token_are_a_retry_not_a_reuse() {
+    let server = TestServer::start().await;
+    let (client_id, first) = sign_in(&server, &["transcripts"], None).await;
+    let mut token = first["refresh_token"].as_str().unwrap().to_string();
+    for round in 0..8 {
+        let body = query(&[("grant_type", "refresh_token"), ("refresh_token", &token), ("client_id", &client_id)]);
+        let mut racing = tokio::task::JoinSet::new();
+        for _ in 0..2 {
+            let (client, body) = (at(&server, "/token"), body.clone());
+            racing.spawn(async move {
+                client
+                    .raw(Method::POST, &[("content-type", "application/x-www-form-urlencoded")], body)
+                    .await
+            });
+        }
+        let replies = racing.join_all().await;
+        for reply in &replies {
+            assert_eq!(reply.status, StatusCode::OK, "round {round}: {:?}", String::from_utf8_lossy(&reply.body));
+        }
+        assert_eq!(replies[0].json(), replies[1].json(), "round {round}: the same pair");
+        token = replies[0].json()["refresh_token"].as_str().unwrap().to_string();
+    }
+}
+
 #[tokio::test]
 async fn grants_end_thirty_days_after_pairing_and_access_tokens_after_an_hour() {
     let server = TestServer::start().await;

@@ -342,3 +342,93 @@ async fn every_call_is_audited_with_its_outcome() {
         "arguments are kept only as digests"
     );
 }
+
+/// An entity described in two facets, read through a grant of one: no path (search snippets,
+/// fetch, get_entity, list_entities) shows the other facet's description.
+#[tokio::test]
+async fn an_entity_in_two_facets_shows_a_one_facet_grant_only_its_facet() {
+    let server = TestServer::start().await;
+    let entity = journal::journal::entity::Entity {
+        id: "6f1c2a9e-3b7d-4c2e-9a51-2f8e0d4b7c11".into(),
+        name: "Robin Vale".into(),
+        kind: journal::journal::entity::EntityType::Person,
+        aka: vec![],
+        facets: [
+            ("work".to_string(), "Runs the zanzibar budget review every quarter.".to_string()),
+            ("family".to_string(), "Plays the cello at every piano recital.".to_string()),
+        ]
+        .into_iter()
+        .collect(),
+        last_seen: None,
+    };
+    std::fs::write(server.root().join("entities/robin-vale.md"), entity.render("")).unwrap();
+    server.journal.sync().await.unwrap();
+    let family_key = server.key("family-only", &["entities"], Some(&["family"])).await;
+    let family = Client::connected(&server.url(), &family_key).await;
+
+    let hidden = family.ok("search", json!({"query": "zanzibar"})).await;
+    assert!(hidden["results"].as_array().unwrap().is_empty(), "{hidden}");
+    let found = family.ok("search", json!({"query": "cello recital"})).await;
+    let hit = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["title"] == "Robin Vale")
+        .unwrap_or_else(|| panic!("the family description is found: {found}"))
+        .clone();
+    assert!(!hit.to_string().contains("zanzibar"), "snippet: {hit}");
+    let fetched = family.ok("fetch", json!({"reference": hit["reference"]})).await;
+    assert!(fetched["text"].as_str().unwrap().contains("cello"), "{fetched}");
+    assert!(!fetched.to_string().contains("zanzibar"), "fetch: {fetched}");
+
+    let listed = family.ok("list_entities", json!({})).await;
+    let robin = listed["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "Robin Vale")
+        .unwrap()
+        .clone();
+    assert!(!robin.to_string().contains("zanzibar"));
+    let got = family.ok("get_entity", json!({"reference": robin["reference"]})).await;
+    assert_eq!(got["descriptions"].as_object().unwrap().len(), 1, "{got}");
+    assert!(got["descriptions"]["family"].as_str().unwrap().contains("cello"));
+    assert!(!got.to_string().contains("zanzibar"), "get_entity: {got}");
+
+    // And the other way round.
+    let work_key = server.key("work-only", &["entities"], Some(&["work"])).await;
+    let work = Client::connected(&server.url(), &work_key).await;
+    let found = work.ok("search", json!({"query": "zanzibar budget"})).await;
+    let text = found.to_string();
+    assert!(text.contains("Robin Vale") && !text.contains("cello"), "{found}");
+}
+
+/// No result leaves without its audit record: when the record cannot be written, the caller gets an
+/// error and not the result, and nothing was served.
+#[tokio::test]
+async fn a_call_whose_audit_record_cannot_be_written_gets_no_result() {
+    let server = TestServer::start().await;
+    let client = full_client(&server).await;
+    sqlx::query("CREATE TRIGGER refuse_audit BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'audit refused by the test'); END")
+        .execute(&server.journal.db)
+        .await
+        .unwrap();
+    let reply = client
+        .rpc("tools/call", json!({"name": "search", "arguments": {"query": "lease"}}))
+        .await;
+    assert!(reply.get("result").is_none(), "the result is withheld: {reply}");
+    assert_eq!(reply["error"]["code"], -32603);
+    assert!(reply["error"]["message"].as_str().unwrap().contains("withheld"), "{reply}");
+    let saved = client
+        .rpc("tools/call", json!({"name": "save_memory", "arguments": {"content": "x", "operation_id": "op-withheld"}}))
+        .await;
+    assert!(saved.get("result").is_none(), "{saved}");
+    sqlx::query("DROP TRIGGER refuse_audit").execute(&server.journal.db).await.unwrap();
+    let served = client.ok("search", json!({"query": "lease"})).await;
+    assert!(!served["results"].as_array().unwrap().is_empty());
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM audit WHERE tool = 'search'")
+        .fetch_one(&server.journal.db)
+        .await
+        .unwrap();
+    assert_eq!(count, 1, "only the call that was answered is in the log");
+}
