@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use sqlx::Row;
 
+use super::batch::Batch;
 use super::day::{self, Day};
 use super::entity::{self, Entity, EntityType};
 use super::facet::{self, Facet};
@@ -287,18 +288,13 @@ pub async fn import_transcripts(
     }
     let dir = journal.root().join("transcripts").join(options.day.to_string());
     let stem = day::format_time(options.start).replace(':', "");
-    let mut written = Vec::new();
+    // One batch: staged under hidden names, then published; a crash on the way is taken back by
+    // the next open or sync, so the import is whole or absent even if the process is killed.
+    let mut batch = Batch::begin(journal.root(), &dir).map_err(|e| JournalError::io(&dir, e))?;
     for text in &rendered {
-        match write_unique(&dir, &stem, text.as_bytes()) {
-            Ok(path) => written.push(path),
-            Err(e) => {
-                for path in &written {
-                    let _ = fsio::remove_durable(path);
-                }
-                return Err(e);
-            }
-        }
+        batch.stage(text.as_bytes()).map_err(|e| JournalError::io(&dir, e))?;
     }
+    let written = batch.publish(&stem).map_err(|e| JournalError::io(&dir, e))?;
     journal.sync().await?;
     Ok(written)
 }

@@ -6,6 +6,7 @@
 //! here, once. This module knows nothing of HTTP or MCP, and nothing of who is asking: callers pass the
 //! facet and category bounds of the caller's grant.
 
+pub mod batch;
 pub mod catalog;
 pub mod content;
 pub mod day;
@@ -89,6 +90,8 @@ impl Journal {
             crate::fsio::create_dir_all_durable(&dir).map_err(|e| JournalError::io(&dir, e))?;
         }
         let root = root.canonicalize().map_err(|e| JournalError::io(root, e))?;
+        // An import killed halfway is taken back before anything reads the folders.
+        batch::recover(&root).map_err(|e| JournalError::io(&root, e))?;
         let pool = db::open(&root.join("journal.db")).await?;
         let (index, fresh) = SearchIndex::open(&root.join(".index"))?;
         if fresh {
@@ -147,6 +150,10 @@ impl Journal {
     /// A sync of the given depth.
     pub async fn sync_to(self: &Arc<Self>, depth: catalog::Depth) -> Result<catalog::SyncReport, JournalError> {
         let _guard = self.sync_lock.lock().await;
+        // An import another process began and died in is taken back (a running server sees it here).
+        if let Err(error) = batch::recover(&self.root) {
+            tracing::warn!(%error, "an interrupted import could not be taken back yet");
+        }
         let report = catalog::sync(self, depth).await?;
         if report.facets_changed {
             self.reload_facets()?;

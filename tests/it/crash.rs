@@ -183,14 +183,13 @@ async fn acknowledged_saves_survive_sigkill() {
     }
     // In the audit log: every acknowledged call was recorded (as served) before it was answered.
     let db = journal::db::open(&root.join("journal.db")).await.unwrap();
-    let served: std::collections::HashSet<String> = sqlx::query_scalar(
-        "SELECT arguments_sha256 FROM audit WHERE tool = 'save_memory' AND outcome = 'served'",
-    )
-    .fetch_all(&db)
-    .await
-    .unwrap()
-    .into_iter()
-    .collect();
+    let served: std::collections::HashSet<String> =
+        sqlx::query_scalar("SELECT arguments_sha256 FROM audit WHERE tool = 'save_memory' AND outcome = 'served'")
+            .fetch_all(&db)
+            .await
+            .unwrap()
+            .into_iter()
+            .collect();
     for (operation, content) in &acknowledged {
         let arguments = json!({"content": content, "operation_id": operation});
         assert!(
@@ -205,4 +204,213 @@ async fn acknowledged_saves_survive_sigkill() {
     );
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+/// Writes `count` plain-text transcripts of about `lines` lines each into `dir`.
+fn transcripts(dir: &std::path::Path, count: usize, lines: usize) -> Vec<std::path::PathBuf> {
+    (0..count)
+        .map(|n| {
+            let path = dir.join(format!("meeting-{n}.txt"));
+            let text: String = (0..lines)
+                .map(|l| {
+                    format!(
+                        "Speaker {}: line {l} of meeting {n}, about the lease and the garden.\n",
+                        l % 3
+                    )
+                })
+                .collect();
+            std::fs::write(&path, text).unwrap();
+            path
+        })
+        .collect()
+}
+
+/// The segments visible on a day (hidden names are not content), and whatever a batch left behind.
+fn day_state(root: &std::path::Path, day: &str) -> (usize, Vec<String>) {
+    let mut visible = 0;
+    let mut leftovers = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(root.join("transcripts").join(day)) {
+        for entry in entries {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                leftovers.push(name);
+            } else {
+                visible += 1;
+            }
+        }
+    }
+    if let Ok(entries) = std::fs::read_dir(root.join(".batches")) {
+        leftovers.extend(entries.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()));
+    }
+    (visible, leftovers)
+}
+
+/// An import of several files killed with SIGKILL at any moment leaves the whole import or none of
+/// it, once the journal is opened again; a complete import afterwards works as usual.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_import_killed_halfway_is_whole_or_absent() {
+    let scratch = tempfile::tempdir().unwrap();
+    let files = transcripts(scratch.path(), 6, 4000);
+    let root = scratch.path().join("journal");
+    journal::journal::Journal::open(&root).await.unwrap();
+    let import = |day: &str| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_journal"));
+        command
+            .arg("--journal")
+            .arg(&root)
+            .args(["import", "transcript", "--day", day, "--time", "09:30"])
+            .args(&files)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    };
+    // How long a whole import takes here, to spread the kills over it.
+    let started = std::time::Instant::now();
+    assert!(import("2026-11-01").status().unwrap().success());
+    let whole = started.elapsed().as_millis().max(20) as u64;
+    assert_eq!(day_state(&root, "2026-11-01"), (6, vec![]));
+
+    let mut random = Seeded::from_env_or_random();
+    let mut outcomes = (0, 0);
+    for round in 0..12 {
+        let day = format!("2026-12-{:02}", round + 1);
+        let mut child = import(&day).spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(random.below(2 * whole)));
+        let _ = child.kill();
+        let status = child.wait().unwrap();
+        // Opening takes back what a killed import left (as `serve` and every command do).
+        journal::journal::Journal::open(&root).await.unwrap();
+        let (visible, leftovers) = day_state(&root, &day);
+        assert!(leftovers.is_empty(), "round {round}: left behind {leftovers:?}");
+        assert!(
+            visible == 0 || visible == 6,
+            "round {round} ({status}): {visible} of 6 segments"
+        );
+        if status.success() {
+            assert_eq!(visible, 6, "round {round}: an import that said it succeeded is whole");
+        }
+        if visible == 0 { outcomes.0 += 1 } else { outcomes.1 += 1 }
+    }
+    eprintln!(
+        "killed imports ({whole} ms for a whole one): {} absent, {} whole",
+        outcomes.0, outcomes.1
+    );
+    assert!(import("2026-12-20").status().unwrap().success());
+    assert_eq!(day_state(&root, "2026-12-20"), (6, vec![]));
+}
+
+/// Refreshes a token at `origin`'s token endpoint; answers the status and the JSON body.
+async fn refresh_at(
+    origin: &str,
+    client_id: &str,
+    token: &str,
+) -> Result<(hyper::StatusCode, serde_json::Value), String> {
+    let client = Client::new(&format!("{origin}/token"), None);
+    let body = format!(
+        "grant_type=refresh_token&refresh_token={token}&client_id={}",
+        form_urlencoded::byte_serialize(client_id.as_bytes()).collect::<String>()
+    );
+    let reply = client
+        .try_raw(
+            hyper::Method::POST,
+            &[("content-type", "application/x-www-form-urlencoded")],
+            body,
+        )
+        .await?;
+    let json = serde_json::from_slice(&reply.body).unwrap_or(serde_json::Value::Null);
+    Ok((reply.status, json))
+}
+
+/// The server killed with SIGKILL while an app refreshes its tokens, again and again: afterwards the
+/// last pair it acknowledged is either still the live one (its refresh token rotates) or was already
+/// rotated by a request whose answer never arrived, which the restarted server, without the lost
+/// pair in memory, treats as the reuse it looks like (the grant ends, and the app signs in again).
+/// Never a 500, never an acknowledged token forgotten, and the database stays whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_rotated_while_the_server_is_killed_stay_consistent() {
+    let signer = crate::harness::TestServer::start().await;
+    let root = signer.root().to_path_buf();
+    let mut random = Seeded::from_env_or_random();
+    let mut outcomes = (0, 0);
+    for round in 0..4 {
+        let (client_id, first) = crate::oauth::sign_in(&signer, &["transcripts"], None).await;
+        let mut acknowledged = (
+            first["access_token"].as_str().unwrap().to_string(),
+            first["refresh_token"].as_str().unwrap().to_string(),
+        );
+        let (mut child, url) = serve(&root);
+        let origin = url.trim_end_matches("/mcp").to_string();
+        let deadline = std::time::Instant::now() + Duration::from_millis(100 + random.below(400));
+        let refresher = {
+            let (origin, client_id, mut current) = (origin.clone(), client_id.clone(), acknowledged.clone());
+            tokio::spawn(async move {
+                // Bounded: at most 500 rotations; the kill usually ends it sooner.
+                for _ in 0..500 {
+                    match refresh_at(&origin, &client_id, &current.1).await {
+                        Ok((status, body)) if status == hyper::StatusCode::OK => {
+                            current = (
+                                body["access_token"].as_str().unwrap().to_string(),
+                                body["refresh_token"].as_str().unwrap().to_string(),
+                            );
+                        }
+                        Ok((status, body)) => panic!("a live server refused a rotation: {status} {body}"),
+                        Err(_) => break,
+                    }
+                }
+                current
+            })
+        };
+        while std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        acknowledged = refresher.await.expect("the refresher panicked");
+
+        let (mut child, url) = serve(&root);
+        let origin = url.trim_end_matches("/mcp").to_string();
+        let (status, body) = refresh_at(&origin, &client_id, &acknowledged.1).await.unwrap();
+        let probe = |token: String| {
+            let url = url.clone();
+            async move {
+                Client::new(&url, Some(&token))
+                    .post(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}))
+                    .await
+                    .status
+            }
+        };
+        if status == hyper::StatusCode::OK {
+            outcomes.0 += 1;
+            let access = body["access_token"].as_str().unwrap().to_string();
+            assert_eq!(
+                probe(access).await,
+                hyper::StatusCode::OK,
+                "round {round}: the new pair works"
+            );
+        } else {
+            outcomes.1 += 1;
+            assert_eq!(status, hyper::StatusCode::BAD_REQUEST, "round {round}: {body}");
+            assert_eq!(body["error"], "invalid_grant", "round {round}: {body}");
+            assert!(
+                body["error_description"].as_str().unwrap().contains("already used"),
+                "round {round}: an acknowledged refresh token is never forgotten: {body}"
+            );
+            assert_eq!(
+                probe(acknowledged.0.clone()).await,
+                hyper::StatusCode::UNAUTHORIZED,
+                "round {round}: revoked"
+            );
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    eprintln!(
+        "after the kills: {} pairs live, {} grants ended as reused",
+        outcomes.0, outcomes.1
+    );
+    let integrity: String = sqlx::query_scalar("PRAGMA integrity_check")
+        .fetch_one(&signer.journal.db)
+        .await
+        .unwrap();
+    assert_eq!(integrity, "ok");
 }

@@ -182,6 +182,30 @@ impl Client {
         Reply { status, headers, body }
     }
 
+    /// Like `raw`, but a failed connection is an error rather than a panic (the server may be killed).
+    pub async fn try_raw(
+        &self,
+        method: Method,
+        headers: &[(&str, &str)],
+        body: impl Into<Bytes>,
+    ) -> Result<Reply, String> {
+        let mut request = Request::builder().method(method).uri(&self.url);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let request = request.body(Full::new(body.into())).map_err(|e| e.to_string())?;
+        let response = self.http.request(request).await.map_err(|e| e.to_string())?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?
+            .to_bytes();
+        Ok(Reply { status, headers, body })
+    }
+
     /// The headers a well-behaved client sends.
     pub fn headers(&self) -> Vec<(String, String)> {
         let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
