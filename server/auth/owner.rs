@@ -157,6 +157,27 @@ pub(super) async fn end_all_in(tx: &mut sqlx::SqliteConnection) -> Result<u64, s
     Ok(ended)
 }
 
+/// Where a session's pages live: `/app/<place>`, 22 base64url characters derived from the session
+/// secret. The session cookie is sent only under that path, and browsers ignore ports for cookies:
+/// scoped to `/app` alone, the cookie would go to any other server on this computer that the
+/// owner's browser visits (`127.0.0.1:8000/app/...`), which could then use it here. No other server
+/// learns the place (pages are served with `Referrer-Policy: same-origin`), so the cookie never
+/// leaves for one.
+pub fn place(session_secret: &str) -> String {
+    use base64::Engine;
+    let mut mac = Hmac::<Sha256>::new_from_slice(session_secret.as_bytes()).expect("HMAC takes a key of any length");
+    mac.update(b"journal owner app place");
+    let mut place = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
+    place.truncate(22);
+    place
+}
+
+/// Whether `sent` is the place of the session `session_secret`, compared in constant time.
+pub fn place_matches(session_secret: &str, sent: &str) -> bool {
+    let expected = place(session_secret);
+    expected.len() == sent.len() && bool::from(expected.as_bytes().ct_eq(sent.as_bytes()))
+}
+
 /// The anti-forgery token of a session's forms.
 pub fn form_token(session_secret: &str) -> String {
     use base64::Engine;

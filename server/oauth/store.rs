@@ -5,7 +5,6 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 
-
 use sqlx::Row;
 use subtle::ConstantTimeEq;
 

@@ -48,6 +48,8 @@ pub struct CallRow {
 struct ActivityPage {
     nonce: String,
     csrf: String,
+    /// Where this session's pages are (`/app/<place>`), for every link and form.
+    base: String,
     section: &'static str,
     connections: Vec<Choice>,
     tools: Vec<Choice>,
@@ -171,6 +173,7 @@ async fn gather(state: &AppState, owner: &Owner, query: &Query) -> Result<Activi
     Ok(ActivityPage {
         nonce: page::nonce(),
         csrf: owner.csrf.clone(),
+        base: owner.base.clone(),
         section: "activity",
         connections,
         tools,
@@ -194,7 +197,7 @@ async fn gather(state: &AppState, owner: &Owner, query: &Query) -> Result<Activi
     })
 }
 
-/// The link to the page of older entries under the same filters.
+/// The query of the page of older entries under the same filters (after the page's own path).
 fn link(filter: &Filter, before: i64) -> String {
     let mut query = form_urlencoded::Serializer::new(String::new());
     if let Some(id) = &filter.connection_id {
@@ -210,7 +213,7 @@ fn link(filter: &Filter, before: i64) -> String {
         query.append_pair("day", &day.to_string());
     }
     query.append_pair("before", &before.to_string());
-    format!("/app/activity?{}", query.finish())
+    format!("?{}", query.finish())
 }
 
 #[cfg(test)]
@@ -242,10 +245,7 @@ mod tests {
     fn the_older_link_keeps_the_filters() {
         let query = read("tool=search&outcome=served&day=20261201").unwrap();
         let older = link(&query.filter, 7);
-        assert_eq!(
-            older,
-            "/app/activity?tool=search&outcome=served&day=2026-12-01&before=7"
-        );
+        assert_eq!(older, "?tool=search&outcome=served&day=2026-12-01&before=7");
         let again = read(older.split_once('?').unwrap().1).unwrap();
         assert_eq!(again.filter, query.filter);
         assert_eq!(again.before, Some(7));

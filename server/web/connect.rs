@@ -127,6 +127,8 @@ pub struct NewCode {
 struct ConnectPage {
     nonce: String,
     csrf: String,
+    /// Where this session's pages are (`/app/<place>`), for every link and form.
+    base: String,
     section: &'static str,
     routes: Vec<RouteChoice>,
     route: &'static str,
@@ -197,7 +199,8 @@ pub async fn close_code(State(state): State<AppState>, form: OwnerForm) -> Respo
     };
     match store::revoke_codes(&state.journal.db, Some(route.name)).await {
         Ok(_) => Redirect::to(&format!(
-            "/app/connect?route={}&notice={}",
+            "{}/connect?route={}&notice={}",
+            form.owner.base,
             route.name,
             Notice::CodeClosed.as_str()
         ))
@@ -248,6 +251,7 @@ async fn gather(
     Ok(ConnectPage {
         nonce: crate::page::nonce(),
         csrf: owner.csrf.clone(),
+        base: owner.base.clone(),
         section: "connect",
         routes: route_choices(state.routes.lan().as_ref(), state.routes.domain().as_ref()),
         route: route.name,

@@ -39,6 +39,8 @@ pub struct FacetBox {
 struct ConnectionPage {
     nonce: String,
     csrf: String,
+    /// Where this session's pages are (`/app/<place>`), for every link and form.
+    base: String,
     section: &'static str,
     id: String,
     label: String,
@@ -126,7 +128,7 @@ pub fn read_grant_form(
 pub async fn show(
     State(state): State<AppState>,
     owner: Owner,
-    Path(id): Path<String>,
+    Path((_, id)): Path<(String, String)>,
     RawQuery(query): RawQuery,
 ) -> Response {
     let params = Params::parse(query.unwrap_or_default().as_bytes());
@@ -138,7 +140,11 @@ pub async fn show(
 }
 
 /// `POST /app/connections/{id}/grant`: replaces the grant.
-pub async fn set_grant(State(state): State<AppState>, Path(id): Path<String>, form: OwnerForm) -> Response {
+pub async fn set_grant(
+    State(state): State<AppState>,
+    Path((_, id)): Path<(String, String)>,
+    form: OwnerForm,
+) -> Response {
     let Ok(scope) = form.params.one("scope") else {
         return malformed();
     };
@@ -153,16 +159,26 @@ pub async fn set_grant(State(state): State<AppState>, Path(id): Path<String>, fo
     // `set_grant` answers NotFound for a connection that is gone (never made, or revoked meanwhile).
     let db = &state.journal.db;
     match connections::set_grant(db, &id, &choice.categories, choice.facet_ids.as_deref()).await {
-        Ok(_) => Redirect::to(&format!("/app/connections/{id}?notice={}", Notice::GrantSaved.as_str())).into_response(),
+        Ok(_) => Redirect::to(&format!(
+            "{}/connections/{id}?notice={}",
+            form.owner.base,
+            Notice::GrantSaved.as_str()
+        ))
+        .into_response(),
         Err(AuthError::NotFound(_)) => gone(),
         Err(error) => unavailable(error),
     }
 }
 
 /// `POST /app/connections/{id}/revoke`: ends the connection.
-pub async fn revoke(State(state): State<AppState>, Path(id): Path<String>, _form: OwnerForm) -> Response {
+pub async fn revoke(State(state): State<AppState>, Path((_, id)): Path<(String, String)>, form: OwnerForm) -> Response {
     match connections::revoke(&state.journal.db, &id).await {
-        Ok(_) => Redirect::to(&format!("/app/connections?notice={}", Notice::Revoked.as_str())).into_response(),
+        Ok(_) => Redirect::to(&format!(
+            "{}/connections?notice={}",
+            form.owner.base,
+            Notice::Revoked.as_str()
+        ))
+        .into_response(),
         Err(AuthError::NotFound(_)) => gone(),
         Err(error) => unavailable(error),
     }
@@ -173,7 +189,7 @@ fn gone() -> Response {
         StatusCode::NOT_FOUND,
         "There is no such connection",
         "It was revoked, or the link is not one of this journal's connections.",
-        Some("See every connection at /app/connections."),
+        Some("See every connection on the Connections page."),
     )
 }
 
@@ -209,6 +225,7 @@ fn build(
     ConnectionPage {
         nonce: page::nonce(),
         csrf: owner.csrf.clone(),
+        base: owner.base.clone(),
         section: "connections",
         id: row.id,
         label: row.label,

@@ -25,6 +25,8 @@ use crate::page::form::Params;
 struct ConnectionsPage {
     nonce: String,
     csrf: String,
+    /// Where this session's pages are (`/app/<place>`), for every link and form.
+    base: String,
     section: &'static str,
     rows: Vec<ConnectionRow>,
     notice: Option<&'static str>,
@@ -38,6 +40,8 @@ struct ConnectionsPage {
 struct MintedPage {
     nonce: String,
     csrf: String,
+    /// Where this session's pages are (`/app/<place>`), for every link and form.
+    base: String,
     section: &'static str,
     id: String,
     label: String,
@@ -68,6 +72,7 @@ pub async fn mint(State(state): State<AppState>, form: OwnerForm) -> Response {
             let page = MintedPage {
                 nonce: nonce.clone(),
                 csrf: form.owner.csrf.clone(),
+                base: form.owner.base.clone(),
                 section: "connections",
                 id: connection.id,
                 label: connection.label,
@@ -100,6 +105,7 @@ async fn render(
     let page = ConnectionsPage {
         nonce: page::nonce(),
         csrf: owner.csrf.clone(),
+        base: owner.base.clone(),
         section: "connections",
         rows: summaries.iter().map(|s| s.row(&facets, now)).collect(),
         notice,

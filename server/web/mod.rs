@@ -5,7 +5,8 @@
 //! `oauth::store`) and fill a template. Every page needs the owner's session (`session::Owner`),
 //! every form goes through `form::OwnerForm` (the session, the app's own Origin, the anti-forgery
 //! token), and every page is sent with the consent page's headers. The app is mounted only on the
-//! local route: other routes never answer under `/app`.
+//! local route: other routes never answer under `/app`. A session's pages are under `/app/<place>`
+//! (see `session`); any other path under `/app` leads to the sign-in page.
 
 pub mod activity;
 pub mod chart;
@@ -28,19 +29,29 @@ use crate::app::AppState;
 
 /// The routes of the owner app, for the local router to merge.
 pub fn router() -> Router<AppState> {
+    // Nested, so that any other path under /app (an old bookmark, an ended session's page) gets
+    // the app's own answer, the sign-in page, rather than the JSON 404 of the API.
+    let pages = Router::new()
+        .route("/", get(session::elsewhere))
+        .route("/signin", get(signin::show).post(signin::redeem))
+        // The LAN route's CA certificate is public (devices install it): no session needed.
+        .route("/ca.pem", get(lan::ca_certificate))
+        // `/app/signout` without a session reaches this route (as a place named "signout"): any
+        // method other than GET gets the sign-in page too, not a 405.
+        .route("/{place}", get(overview::show).fallback(session::elsewhere))
+        .route("/{place}/", get(overview::show).fallback(session::elsewhere))
+        .route("/{place}/connect", get(connect::show))
+        .route("/{place}/connect/code", post(connect::make_code))
+        .route("/{place}/connect/close", post(connect::close_code))
+        .route("/{place}/connections", get(connections::list))
+        .route("/{place}/connections/mint", post(connections::mint))
+        .route("/{place}/connections/{id}", get(connection::show))
+        .route("/{place}/connections/{id}/grant", post(connection::set_grant))
+        .route("/{place}/connections/{id}/revoke", post(connection::revoke))
+        .route("/{place}/activity", get(activity::show))
+        .route("/{place}/signout", post(signin::sign_out))
+        .fallback(session::elsewhere);
     Router::new()
-        .route("/app", get(overview::show))
-        .route("/app/", get(overview::show))
-        .route("/app/connect", get(connect::show))
-        .route("/app/connect/code", post(connect::make_code))
-        .route("/app/connect/close", post(connect::close_code))
-        .route("/app/connections", get(connections::list))
-        .route("/app/connections/mint", post(connections::mint))
-        .route("/app/connections/{id}", get(connection::show))
-        .route("/app/connections/{id}/grant", post(connection::set_grant))
-        .route("/app/connections/{id}/revoke", post(connection::revoke))
-        .route("/app/activity", get(activity::show))
-        .route("/app/signin", get(signin::show).post(signin::redeem))
-        .route("/app/signout", post(signin::sign_out))
-        .route("/app/ca.pem", get(lan::ca_certificate))
+        .route("/app/", get(session::elsewhere))
+        .nest("/app", pages)
 }

@@ -35,6 +35,8 @@ pub struct CallRow {
 struct OverviewPage {
     nonce: String,
     csrf: String,
+    /// Where this session's pages are (`/app/<place>`), for every link and form.
+    base: String,
     section: &'static str,
     routes: Vec<RouteRow>,
     connections: Vec<ConnectionRow>,
@@ -75,6 +77,7 @@ async fn gather(state: &AppState, owner: &Owner) -> Result<OverviewPage, AuthErr
     Ok(OverviewPage {
         nonce: crate::page::nonce(),
         csrf: owner.csrf.clone(),
+        base: owner.base.clone(),
         section: "overview",
         routes: vec![RouteRow {
             name: route.name,

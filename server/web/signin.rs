@@ -138,7 +138,8 @@ pub async fn redeem(
     }
     match owner::redeem_link(db, token, unix_now()).await {
         Ok(Ok(secret)) => {
-            let mut response = Redirect::to("/app").into_response();
+            // The session's own pages: its cookie is sent only there.
+            let mut response = Redirect::to(&format!("{}/", session::base(&secret))).into_response();
             response
                 .headers_mut()
                 .insert(header::SET_COOKIE, session::set_cookie(route.port, &secret));
@@ -163,7 +164,7 @@ pub async fn sign_out(State(state): State<AppState>, form: OwnerForm) -> Respons
     );
     response
         .headers_mut()
-        .insert(header::SET_COOKIE, session::clear_cookie(owner.route.port));
+        .insert(header::SET_COOKIE, session::clear_cookie(owner.route.port, &owner.base));
     response
 }
 

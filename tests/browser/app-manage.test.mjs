@@ -43,13 +43,15 @@ test('the owner connects, mints, narrows and revokes from the app in a real brow
   const link = journal(home, 'app', '--no-open', '--local-addr', addr).trim().split('\n').pop();
   await page.goto(link);
   await page.click('button[type=submit]');
-  await page.waitForURL(`${origin}/app`);
+  await page.waitForURL(new RegExp(`^${origin.replace(/\./g, '\\.')}/app/[A-Za-z0-9_-]{22}/$`));
+  // The session's own place: every page of the app is under it.
+  const app = `${origin}${new URL(page.url()).pathname.replace(/\/$/, '')}`;
 
   // Connect an agent: make a pairing code; the countdown runs.
   await page.click('nav >> text=Connect an agent');
-  await page.waitForURL(`${origin}/app/connect`);
+  await page.waitForURL(`${app}/connect`);
   assert.match(await page.locator('#address').innerText(), new RegExp(`^${origin.replace(/\./g, '\\.')}/mcp$`));
-  await page.click('form[action="/app/connect/code"] button');
+  await page.click('form[action$="/connect/code"] button');
   const code = (await page.locator('#pairing-code').innerText()).trim();
   assert.match(code, /^[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}$/);
   await page.waitForFunction(() => /\d+:\d\d left/.test(document.querySelector('[data-seconds]').textContent));
@@ -60,8 +62,8 @@ test('the owner connects, mints, narrows and revokes from the app in a real brow
 
   // Mint a key: shown once, with the lines that use it.
   await page.click('nav >> text=Connections');
-  await page.fill('form[action="/app/connections/mint"] input[name=label]', 'browser-key');
-  await page.click('form[action="/app/connections/mint"] button');
+  await page.fill('form[action$="/connections/mint"] input[name=label]', 'browser-key');
+  await page.click('form[action$="/connections/mint"] button');
   const key = (await page.locator('#key').innerText()).trim();
   assert.match(key, /^jk_[A-Za-z0-9_-]{43}$/);
   assert.ok(await page.locator('button[data-copy="key"]').isVisible());
@@ -104,25 +106,25 @@ test('the owner connects, mints, narrows and revokes from the app in a real brow
   assert.match(await page.locator('table').innerText(), /browser-key[\s\S]*transcripts and entities in \w+/);
   await page.screenshot({ path: join(ARTIFACTS, 'app-connections.png'), fullPage: true });
   await page.click('nav >> text=Activity');
-  await page.waitForURL(`${origin}/app/activity`);
+  await page.waitForURL(`${app}/activity`);
   assert.equal(await page.locator('svg.chart').count(), 2);
   assert.match(await page.locator('table').innerText(), /browser-key\s+search/);
   await page.selectOption('select[name=outcome]', 'refused');
-  await page.click('form[action="/app/activity"] button');
+  await page.click('form[action$="/activity"] button');
   await page.waitForURL(/outcome=refused/);
   const refusedRows = await page.locator('table tr').allInnerTexts();
   assert.equal(refusedRows.length, 2, `the header and the one refused call: ${refusedRows}`);
   assert.match(refusedRows[1], /browser-key\s+fetch\s+refused/);
   await page.selectOption('select[name=outcome]', 'error');
-  await page.click('form[action="/app/activity"] button');
+  await page.click('form[action$="/activity"] button');
   await page.waitForURL(/outcome=error/);
   assert.match(await page.content(), /No calls match these filters/);
   await page.click('text=Clear filters');
-  await page.waitForURL(`${origin}/app/activity`);
+  await page.waitForURL(`${app}/activity`);
   await page.screenshot({ path: join(ARTIFACTS, 'app-activity.png'), fullPage: true });
 
-  for (const [path, name] of [['/app/connect', 'connect'], ['/app/activity', 'activity'], ['/app/connections', 'connections']]) {
-    await phone.goto(`${origin}${path}`);
+  for (const [path, name] of [['/connect', 'connect'], ['/activity', 'activity'], ['/connections', 'connections']]) {
+    await phone.goto(`${app}${path}`);
     await phone.screenshot({ path: join(ARTIFACTS, `app-${name}-phone.png`), fullPage: true });
     const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `${path} fits a phone's width (overflow ${overflow}px)`);

@@ -22,7 +22,11 @@ test('the owner signs in to the app with a one-time link in a real browser', asy
   await page.goto(link);
   await page.screenshot({ path: join(ARTIFACTS, 'app-sign-in.png'), fullPage: true });
   await page.click('button[type=submit]');
-  await page.waitForURL(`${origin}/app`);
+  // The session's pages are under a place of its own, where its cookie is scoped.
+  await page.waitForURL(new RegExp(`^${origin.replace(/\./g, '\\.')}/app/[A-Za-z0-9_-]{22}/$`));
+  const base = new URL(page.url()).pathname.replace(/\/$/, '');
+  const cookies = await page.context().cookies();
+  assert.deepEqual(cookies.map((c) => c.path), [base], 'the session cookie is sent only to its own pages');
   assert.match(await page.locator('h1').innerText(), /Your journal/);
   assert.match(await page.content(), /nightly-script/);
   await page.screenshot({ path: join(ARTIFACTS, 'app-overview.png'), fullPage: true });

@@ -16,7 +16,24 @@ pub(crate) fn cookie_name(server: &TestServer) -> String {
     format!("journal_owner_{}", server.addr.port())
 }
 
+/// A path of the app as the session `secret` finds it: its pages are under `/app/<place>`, so
+/// `/app/connect` becomes `/app/<place>/connect` (a path already there, or the sign-in page, stays).
+pub(crate) fn in_session(path: &str, secret: &str) -> String {
+    let base = format!("/app/{}", owner::place(secret));
+    if path.starts_with(&base) || path.starts_with("/app/signin") {
+        return path.to_string();
+    }
+    match path.strip_prefix("/app") {
+        Some("") => format!("{base}/"),
+        Some(rest) if rest.starts_with('/') || rest.starts_with('?') => format!("{base}{rest}"),
+        _ => path.to_string(),
+    }
+}
+
+/// GETs `path`; with a session's cookie, at that session's place (see `in_session`).
 pub(crate) async fn get(server: &TestServer, path: &str, cookie: Option<&str>) -> Reply {
+    let path = cookie.map_or_else(|| path.to_string(), |secret| in_session(path, secret));
+    let path = path.as_str();
     let cookie = cookie.map(|c| format!("{}={c}", cookie_name(server)));
     let mut headers = Vec::new();
     if let Some(cookie) = &cookie {
@@ -32,6 +49,8 @@ pub(crate) async fn post_form(
     origin: Option<&str>,
     form: &str,
 ) -> Reply {
+    let path = cookie.map_or_else(|| path.to_string(), |secret| in_session(path, secret));
+    let path = path.as_str();
     let cookie = cookie.map(|c| format!("{}={c}", cookie_name(server)));
     let mut headers = vec![("content-type", "application/x-www-form-urlencoded")];
     if let Some(cookie) = &cookie {
@@ -62,18 +81,27 @@ pub(crate) async fn sign_in(server: &TestServer) -> String {
     )
     .await;
     assert_eq!(reply.status, StatusCode::SEE_OTHER, "{}", text(&reply));
-    assert_eq!(reply.header("location").as_deref(), Some("/app"));
     let set = reply.header("set-cookie").expect("a session cookie");
-    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/app"] {
-        assert!(set.contains(attribute), "{set}");
-    }
     let prefix = format!("{}=", cookie_name(server));
-    set.strip_prefix(&prefix)
+    let secret = set
+        .strip_prefix(&prefix)
         .unwrap()
         .split(';')
         .next()
         .unwrap()
-        .to_string()
+        .to_string();
+    // The session's pages, and its cookie only there: never to all of /app, which any other
+    // server on this computer would receive too (browsers ignore ports for cookies).
+    let base = format!("/app/{}", owner::place(&secret));
+    assert_eq!(reply.header("location"), Some(format!("{base}/")));
+    for attribute in [
+        "HttpOnly".to_string(),
+        "SameSite=Strict".into(),
+        format!("Path={base};"),
+    ] {
+        assert!(set.contains(&attribute), "{set}");
+    }
+    secret
 }
 
 pub(crate) fn text(reply: &Reply) -> String {
@@ -175,7 +203,7 @@ async fn forms_from_elsewhere_or_without_their_token_change_nothing() {
     }
     // A browser that says the form came from another site is refused even without an Origin.
     let cookie = format!("{}={secret}", cookie_name(&server));
-    let cross_site = at(&server, "/app/signout")
+    let cross_site = at(&server, &in_session("/app/signout", &secret))
         .raw(
             Method::POST,
             &[
@@ -235,4 +263,28 @@ async fn the_cli_prints_a_link_that_signs_in_and_signs_everyone_out() {
         Err(owner::LinkRefusal::Unknown),
         "signout voids unused links"
     );
+}
+
+/// Browsers send cookies to every port of a host, so the session cookie is scoped to the session's
+/// own pages (`/app/<place>`), and the cookie alone opens nothing elsewhere under `/app`.
+#[tokio::test]
+async fn the_session_cookie_opens_only_its_own_pages() {
+    let server = TestServer::start().await;
+    let secret = sign_in(&server).await;
+    let cookie = format!("{}={secret}", cookie_name(&server));
+    let place = owner::place(&secret);
+    let own = at(&server, &format!("/app/{place}/connections"))
+        .raw(Method::GET, &[("cookie", &cookie)], "")
+        .await;
+    assert_eq!(own.status, StatusCode::OK);
+    let other_place = format!("/app/{}/connections", owner::place("another session"));
+    for path in ["/app/connections", "/app/connect", other_place.as_str(), "/app/signout"] {
+        let reply = at(&server, path).raw(Method::GET, &[("cookie", &cookie)], "").await;
+        assert_eq!(reply.status, StatusCode::SEE_OTHER, "{path}");
+        assert_eq!(reply.header("location").as_deref(), Some("/app/signin"), "{path}");
+    }
+    // Links in the pages lead to the session's own place.
+    let page = text(&own);
+    assert!(page.contains(&format!("href=\"/app/{place}/activity\"")), "{page}");
+    assert!(!page.contains("href=\"/app/activity\""));
 }

@@ -105,7 +105,7 @@ async fn forms_without_their_token_or_from_another_page_change_nothing() {
         let foreign = post_form(&server, &path, Some(&owner.secret), Some(&other_page), &form).await;
         assert_eq!(foreign.status, StatusCode::FORBIDDEN, "{path} from another page");
         let cookie = format!("{}={}", cookie_name(&server), owner.secret);
-        let not_a_form = crate::app::at(&server, &path)
+        let not_a_form = crate::app::at(&server, &crate::app::in_session(&path, &owner.secret))
             .raw(
                 Method::POST,
                 &[("content-type", "application/json"), ("cookie", &cookie)],
@@ -173,7 +173,10 @@ async fn the_connect_page_makes_and_closes_pairing_codes() {
     let closed = submit(&server, &owner, "/app/connect/close", "route=local").await;
     assert_eq!(closed.status, StatusCode::SEE_OTHER);
     let location = closed.header("location").unwrap();
-    assert_eq!(location, "/app/connect?route=local&notice=closed");
+    assert_eq!(
+        location,
+        crate::app::in_session("/app/connect?route=local&notice=closed", &owner.secret)
+    );
     assert!(!store::code_open(&server.journal.db, "local", unix_now()).await.unwrap());
     assert!(text(&get(&server, &location, Some(&owner.secret)).await).contains("Sign-in is closed: the pairing code"));
 
@@ -263,7 +266,10 @@ async fn an_edited_grant_applies_to_the_next_call_of_an_open_session() {
     .await;
     assert_eq!(saved.status, StatusCode::SEE_OTHER);
     let location = saved.header("location").unwrap();
-    assert_eq!(location, format!("/app/connections/{id}?notice=saved"));
+    assert_eq!(
+        location,
+        crate::app::in_session(&format!("/app/connections/{id}?notice=saved"), &owner.secret)
+    );
     assert_eq!(
         client.tool_names().await.len(),
         9,
@@ -350,8 +356,8 @@ async fn revoking_ends_a_key_and_a_signed_in_app_at_once() {
         let revoked = submit(&server, &owner, &format!("/app/connections/{id}/revoke"), "").await;
         assert_eq!(revoked.status, StatusCode::SEE_OTHER);
         assert_eq!(
-            revoked.header("location").as_deref(),
-            Some("/app/connections?notice=revoked")
+            revoked.header("location"),
+            Some(crate::app::in_session("/app/connections?notice=revoked", &owner.secret))
         );
         let refused = client
             .try_post(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}))

@@ -218,8 +218,11 @@ async fn the_connect_page_offers_the_lan_route_only_while_it_serves() {
     );
     let closed = submit(&server, &owner, "/app/connect/close", "route=lan").await;
     assert_eq!(
-        closed.header("location").as_deref(),
-        Some("/app/connect?route=lan&notice=closed")
+        closed.header("location"),
+        Some(crate::app::in_session(
+            "/app/connect?route=lan&notice=closed",
+            &owner.secret
+        ))
     );
     assert_eq!(
         store::code_expiry(&server.journal.db, "lan", unix_now()).await.unwrap(),

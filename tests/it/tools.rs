@@ -354,8 +354,14 @@ async fn an_entity_in_two_facets_shows_a_one_facet_grant_only_its_facet() {
         kind: journal::journal::entity::EntityType::Person,
         aka: vec![],
         facets: [
-            ("work".to_string(), "Runs the zanzibar budget review every quarter.".to_string()),
-            ("family".to_string(), "Plays the cello at every piano recital.".to_string()),
+            (
+                "work".to_string(),
+                "Runs the zanzibar budget review every quarter.".to_string(),
+            ),
+            (
+                "family".to_string(),
+                "Plays the cello at every piano recital.".to_string(),
+            ),
         ]
         .into_iter()
         .collect(),
@@ -418,12 +424,21 @@ async fn a_call_whose_audit_record_cannot_be_written_gets_no_result() {
         .await;
     assert!(reply.get("result").is_none(), "the result is withheld: {reply}");
     assert_eq!(reply["error"]["code"], -32603);
-    assert!(reply["error"]["message"].as_str().unwrap().contains("withheld"), "{reply}");
+    assert!(
+        reply["error"]["message"].as_str().unwrap().contains("withheld"),
+        "{reply}"
+    );
     let saved = client
-        .rpc("tools/call", json!({"name": "save_memory", "arguments": {"content": "x", "operation_id": "op-withheld"}}))
+        .rpc(
+            "tools/call",
+            json!({"name": "save_memory", "arguments": {"content": "x", "operation_id": "op-withheld"}}),
+        )
         .await;
     assert!(saved.get("result").is_none(), "{saved}");
-    sqlx::query("DROP TRIGGER refuse_audit").execute(&server.journal.db).await.unwrap();
+    sqlx::query("DROP TRIGGER refuse_audit")
+        .execute(&server.journal.db)
+        .await
+        .unwrap();
     let served = client.ok("search", json!({"query": "lease"})).await;
     assert!(!served["results"].as_array().unwrap().is_empty());
     let count: i64 = sqlx::query_scalar("SELECT count(*) FROM audit WHERE tool = 'search'")
