@@ -218,14 +218,20 @@ fn remove_twins(dir: &Path, staged: &Path) {
 #[cfg(not(unix))]
 fn remove_twins(_dir: &Path, _staged: &Path) {}
 
-/// Links `staged` as `<dir>/<stem>.md`, or the first free `<stem>-N.md`; never replaces a file.
-fn link_unique(staged: &Path, dir: &Path, stem: &str) -> io::Result<PathBuf> {
-    for n in 1..10_000 {
-        let name = if n == 1 {
+/// The names a new file `<stem>` may take, in order: `<stem>.md`, then `<stem>-2.md`, `-3`, ...
+pub fn unique_names(stem: &str) -> impl Iterator<Item = String> + '_ {
+    (1..10_000).map(move |n| {
+        if n == 1 {
             format!("{stem}.md")
         } else {
             format!("{stem}-{n}.md")
-        };
+        }
+    })
+}
+
+/// Links `staged` as `<dir>/<stem>.md`, or the first free `<stem>-N.md`; never replaces a file.
+fn link_unique(staged: &Path, dir: &Path, stem: &str) -> io::Result<PathBuf> {
+    for name in unique_names(stem) {
         let path = dir.join(name);
         match fs::hard_link(staged, &path) {
             Ok(()) => return Ok(path),

@@ -185,12 +185,7 @@ pub async fn add_entity(journal: &Arc<Journal>, new: NewEntity) -> Result<Entity
 
 /// Writes `<dir>/<stem>.md`, or `<stem>-2.md`, `-3`, ... when the name is taken. Returns the path.
 fn write_unique(dir: &Path, stem: &str, bytes: &[u8]) -> Result<PathBuf, JournalError> {
-    for n in 1..10_000 {
-        let name = if n == 1 {
-            format!("{stem}.md")
-        } else {
-            format!("{stem}-{n}.md")
-        };
+    for name in super::batch::unique_names(stem) {
         let path = dir.join(name);
         match fsio::create_new_atomic(&path, bytes) {
             Ok(()) => return Ok(path),

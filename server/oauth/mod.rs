@@ -52,7 +52,8 @@ pub const MAX_CLIENTS_PER_SOURCE: i64 = 16;
 pub const MAX_PENDING: i64 = 256;
 pub const MAX_PENDING_PER_SOURCE: i64 = 8;
 pub const MAX_GRANTS: i64 = 1024;
-/// Clients that never completed a sign-in are forgotten after this many seconds.
+/// Clients without a grant are forgotten this many seconds after they were made (not after their last
+/// use: use must not keep a stranger's client alive).
 pub const UNUSED_CLIENT_SECONDS: i64 = 24 * 60 * 60;
 
 /// A random secret with a prefix (`crate::secret`), as an OAuth error when none can be made.

@@ -813,11 +813,13 @@ pub async fn refresh(
             .ok_or_else(|| OAuthError::invalid_grant("the refresh token was already used"));
     }
     let pair = issue_pair(&mut tx, &connection_id, now).await?;
-    // Keep the last few rotated-out tokens to recognise their reuse; forget older ones.
+    // Keep the last few rotated-out tokens to recognise their reuse; forget older ones. Seconds tie
+    // when a client rotates quickly, so the order of insertion (rowid) decides among equal times:
+    // otherwise the token rotated out just now could be the one forgotten.
     sqlx::query(
         "DELETE FROM oauth_tokens WHERE connection_id = ?1 AND kind = 'refresh' AND rotated_at IS NOT NULL AND digest NOT IN
            (SELECT digest FROM oauth_tokens WHERE connection_id = ?1 AND kind = 'refresh' AND rotated_at IS NOT NULL
-            ORDER BY rotated_at DESC, created_at DESC LIMIT ?2)",
+            ORDER BY rotated_at DESC, rowid DESC LIMIT ?2)",
     )
     .bind(&connection_id)
     .bind(super::ROTATED_KEPT)

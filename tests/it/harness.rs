@@ -227,23 +227,9 @@ impl Client {
 
     /// Like `post`, but a failed connection is an error rather than a panic (the server may be killed).
     pub async fn try_post(&self, body: &Value) -> Result<Reply, String> {
-        let mut request = Request::builder().method(Method::POST).uri(&self.url);
-        for (name, value) in self.headers() {
-            request = request.header(name, value);
-        }
-        let request = request
-            .body(Full::new(Bytes::from(body.to_string())))
-            .map_err(|e| e.to_string())?;
-        let response = self.http.request(request).await.map_err(|e| e.to_string())?;
-        let status = response.status();
-        let headers = response.headers().clone();
-        let body = response
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| e.to_string())?
-            .to_bytes();
-        Ok(Reply { status, headers, body })
+        let headers = self.headers();
+        let pairs: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        self.try_raw(Method::POST, &pairs, body.to_string()).await
     }
 
     pub async fn send(&self, method: Method, body: impl Into<Bytes>) -> Reply {
