@@ -104,7 +104,13 @@ pub fn check_url(client_id: &str) -> Result<Url, String> {
     match url.host() {
         Some(Host::Ipv4(ip)) if !is_public(IpAddr::V4(ip)) => Err("the client_id URL names a private address".into()),
         Some(Host::Ipv6(ip)) if !is_public(IpAddr::V6(ip)) => Err("the client_id URL names a private address".into()),
-        Some(Host::Domain(name)) if name.eq_ignore_ascii_case("localhost") || name.ends_with(".localhost") => {
+        // A trailing dot is the same name, fully qualified: `localhost.` is this computer too.
+        Some(Host::Domain(name))
+            if {
+                let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
+                name == "localhost" || name.ends_with(".localhost")
+            } =>
+        {
             Err("the client_id URL names this computer".into())
         }
         Some(_) => Ok(url),
@@ -397,6 +403,8 @@ mod tests {
             "https://169.254.169.254/latest/meta-data",
             "https://localhost/x",
             "https://a.localhost/x",
+            "https://localhost./x",
+            "https://A.LocalHost./x",
             &format!("https://app.example/{}", "a".repeat(2048)),
             "not a url",
         ] {
