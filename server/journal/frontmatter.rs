@@ -40,8 +40,25 @@ pub fn split(text: &str) -> Result<(&str, &str), FrontmatterError> {
 /// Reads the frontmatter into `T` and returns it with the body.
 pub fn parse<T: DeserializeOwned>(text: &str) -> Result<(T, &str), FrontmatterError> {
     let (yaml, body) = split(text)?;
-    let value = serde_saphyr::from_str::<T>(yaml).map_err(|e| FrontmatterError::Yaml(one_line(&e.to_string())))?;
+    let value = serde_saphyr::from_str::<T>(yaml).map_err(|e| FrontmatterError::Yaml(yaml_error(&e)))?;
     Ok((value, body))
+}
+
+/// A YAML error as one line that names the line of the file: the parser counts from the first line
+/// of the YAML block, which is the file's second (after the opening `---`), and it appends a code
+/// frame that a log line or a CLI error cannot show.
+fn yaml_error(error: &serde_saphyr::Error) -> String {
+    let plain = one_line(&error.without_snippet().to_string());
+    let plain = plain.strip_prefix("error: ").unwrap_or(&plain);
+    let Some(at) = error.location().filter(|at| at.line() > 0) else {
+        return plain.to_string();
+    };
+    // The parser's own "line N column M: " prefix, replaced by the file's.
+    let what = plain
+        .strip_prefix("line ")
+        .and_then(|rest| rest.split_once(": "))
+        .map_or(plain, |(_, what)| what);
+    format!("line {} column {}: {what}", at.line() + 1, at.column())
 }
 
 /// Writes `value` as frontmatter followed by `body`.
@@ -102,6 +119,19 @@ mod tests {
             parse::<Head>("---\ntags: []\n---\n").unwrap_err(),
             FrontmatterError::Yaml(_)
         ));
+    }
+
+    #[test]
+    fn yaml_errors_name_the_line_of_the_file_in_one_line() {
+        let FrontmatterError::Yaml(why) = parse::<Head>("---\nname: x\ntags: {a: 1}\n---\n").unwrap_err() else {
+            panic!("a YAML error")
+        };
+        assert!(why.starts_with("line 3 column "), "the file's line 3: {why}");
+        assert!(!why.contains("-->") && !why.contains('\n'), "no code frame: {why}");
+        let FrontmatterError::Yaml(why) = parse::<Head>("---\n\n\nname: [\n---\n").unwrap_err() else {
+            panic!("a YAML error")
+        };
+        assert!(why.starts_with("line "), "{why}");
     }
 
     #[test]

@@ -104,10 +104,10 @@ pub fn check_url(client_id: &str) -> Result<Url, String> {
     match url.host() {
         Some(Host::Ipv4(ip)) if !is_public(IpAddr::V4(ip)) => Err("the client_id URL names a private address".into()),
         Some(Host::Ipv6(ip)) if !is_public(IpAddr::V6(ip)) => Err("the client_id URL names a private address".into()),
-        // A trailing dot is the same name, fully qualified: `localhost.` is this computer too.
+        // Trailing dots name the same host, fully qualified: `localhost.` is this computer too.
         Some(Host::Domain(name))
             if {
-                let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
+                let name = name.trim_end_matches('.').to_ascii_lowercase();
                 name == "localhost" || name.ends_with(".localhost")
             } =>
         {
@@ -405,6 +405,8 @@ mod tests {
             "https://a.localhost/x",
             "https://localhost./x",
             "https://A.LocalHost./x",
+            "https://localhost../x",
+            "https://localhost.%2e/x",
             &format!("https://app.example/{}", "a".repeat(2048)),
             "not a url",
         ] {
