@@ -58,6 +58,19 @@ fn yaml_error(error: &serde_saphyr::Error) -> String {
         .strip_prefix("line ")
         .and_then(|rest| rest.split_once(": "))
         .map_or(plain, |(_, what)| what);
+    // Some messages repeat the parser's position at their end ("... at line 3, column 1").
+    let what = match what.rsplit_once(" at line ") {
+        Some((before, position))
+            if position.split_once(", column ").is_some_and(|(l, c)| {
+                [l, c]
+                    .iter()
+                    .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            }) =>
+        {
+            before
+        }
+        _ => what,
+    };
     format!("line {} column {}: {what}", at.line() + 1, at.column())
 }
 
@@ -121,8 +134,19 @@ mod tests {
         ));
     }
 
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Strict {
+        name: String,
+    }
+
     #[test]
     fn yaml_errors_name_the_line_of_the_file_in_one_line() {
+        let FrontmatterError::Yaml(why) = parse::<Strict>("---\nname: x\nfoo: 1\n---\n").unwrap_err() else {
+            panic!("a YAML error")
+        };
+        assert_eq!(why, "line 3 column 1: unknown field `foo`, expected one of name");
         let FrontmatterError::Yaml(why) = parse::<Head>("---\nname: x\ntags: {a: 1}\n---\n").unwrap_err() else {
             panic!("a YAML error")
         };
