@@ -9,7 +9,10 @@
 //! - 09:30:12 yes, before Friday
 //! ```
 //!
-//! The time is the time of day the utterance began; the speaker part is optional.
+//! The time is the time of day the utterance began; the speaker part is optional. A line without a
+//! speaker whose text itself begins with `**` is written with a backslash first (`- 09:31:00
+//! \**bold** move`, as markdown escapes it), so that reading the file again never takes the text for
+//! a speaker: what is read, written again, reads back the same.
 
 use serde::{Deserialize, Serialize};
 
@@ -99,10 +102,15 @@ impl Segment {
             body.push_str("- ");
             body.push_str(&day::format_time(line.time));
             body.push(' ');
-            if let Some(speaker) = &line.speaker {
-                body.push_str("**");
-                body.push_str(speaker);
-                body.push_str(":** ");
+            match &line.speaker {
+                Some(speaker) => {
+                    body.push_str("**");
+                    body.push_str(speaker);
+                    body.push_str(":** ");
+                }
+                // Text that would read as a speaker, or as this escape, is escaped.
+                None if needs_escape(&line.text) => body.push('\\'),
+                None => {}
             }
             body.push_str(&line.text);
             body.push('\n');
@@ -134,26 +142,39 @@ impl Segment {
     }
 }
 
+/// Whether text without a speaker must be written with a backslash first: when it begins, after
+/// any backslashes, with `**`.
+fn needs_escape(text: &str) -> bool {
+    text.trim_start_matches('\\').starts_with("**")
+}
+
 fn parse_line(raw: &str) -> Option<Line> {
     let rest = raw.trim_end().strip_prefix("- ")?;
     let (time, rest) = rest.split_once(' ').unwrap_or((rest, ""));
     let time = parse_clock(time)?;
-    if let Some(after) = rest.strip_prefix("**") {
-        let (speaker, text) = after.split_once(":**")?;
-        let speaker = speaker.trim();
-        if speaker.is_empty() {
-            return None;
-        }
+    // Spaces after the time are not part of what was said (and must not hide a speaker).
+    let rest = rest.trim();
+    if let Some(escaped) = rest.strip_prefix('\\').filter(|text| needs_escape(text)) {
         return Some(Line {
             time,
-            speaker: Some(speaker.to_string()),
+            speaker: None,
+            text: escaped.to_string(),
+        });
+    }
+    if let Some((speaker, text)) = rest.strip_prefix("**").and_then(|after| after.split_once(":**"))
+        && !speaker.trim().is_empty()
+    {
+        return Some(Line {
+            time,
+            speaker: Some(speaker.trim().to_string()),
             text: text.trim().to_string(),
         });
     }
+    // Anything else, `**bold**` text included, is text without a speaker.
     Some(Line {
         time,
         speaker: None,
-        text: rest.trim().to_string(),
+        text: rest.to_string(),
     })
 }
 
@@ -185,6 +206,57 @@ mod tests {
             title: "Standup".into(),
             source: Some("standup.vtt".into()),
         }
+    }
+
+    #[test]
+    fn text_that_looks_like_a_speaker_round_trips() {
+        let head = SegmentHead {
+            day: "2026-12-01".into(),
+            start: "09:00:00".into(),
+            duration_seconds: 0,
+            facets: vec![],
+            title: "t".into(),
+            source: None,
+        };
+        let texts = [
+            "**Ada:** hi",
+            "**bold** move",
+            "**",
+            "\\**x",
+            "\\\\**y",
+            "\\plain",
+            "a **b:** c",
+        ];
+        let lines: Vec<Line> = texts
+            .iter()
+            .enumerate()
+            .map(|(n, text)| Line {
+                time: 32_400 + n as u32,
+                speaker: None,
+                text: text.to_string(),
+            })
+            .chain(std::iter::once(Line {
+                time: 32_500,
+                speaker: Some("Ada".into()),
+                text: "**not** a speaker".into(),
+            }))
+            .collect();
+        let text = Segment::render(&head, &lines);
+        assert!(text.contains("- 09:00:00 \\**Ada:** hi\n"), "{text}");
+        let back = Segment::parse(&text).unwrap();
+        assert_eq!(back.lines, lines, "{text}");
+        // Hand-written: spaces after the time do not hide a speaker, and `**text` is text.
+        let hand = "---\nday: 2026-12-01\nstart: '09:00:00'\nduration_seconds: 0\nfacets: []\ntitle: t\n---\n- 09:00:00  **Ada:** hi\n- 09:00:01 **hi\n";
+        let read = Segment::parse(hand).unwrap();
+        assert_eq!(read.lines[0].speaker.as_deref(), Some("Ada"));
+        assert_eq!(
+            (read.lines[1].speaker.as_deref(), read.lines[1].text.as_str()),
+            (None, "**hi")
+        );
+        assert_eq!(
+            Segment::parse(&Segment::render(&read.head, &read.lines)).unwrap().lines,
+            read.lines
+        );
     }
 
     #[test]
