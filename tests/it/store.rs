@@ -56,7 +56,11 @@ async fn hand_written_files_are_found_without_a_restart() {
     .await;
     assert!(found, "the periodic sync indexes a new file");
 
-    std::fs::write(dir.join("080000.md"), "---\nday: not a day\n---\n").unwrap();
+    std::fs::write(
+        dir.join("080000.md"),
+        "---\nday: not a day\nstart: '08:00:00'\nduration_seconds: 0\n---\n",
+    )
+    .unwrap();
     std::fs::remove_file(dir.join("070000.md")).unwrap();
     let gone = eventually(60, || async {
         client.ok("search", json!({"query": "zanzibar"})).await["results"]
