@@ -78,12 +78,11 @@ pub async fn start(
             Err(e) => return e.into_response(),
         }
     };
+    let known = known_clients::lookup(&client.client_id);
     let redirect_uri = match params.one("redirect_uri") {
-        Ok(Some(uri)) if callback_allowed(&client, uri) => uri.to_string(),
+        Ok(Some(uri)) if callback_allowed(&client, known.as_ref(), uri) => uri.to_string(),
         Ok(Some(_)) => return broken_link("the app's return address is not one it registered").answer(&headers),
-        Ok(None) if client.redirect_uris.len() == 1 && known_clients::lookup(&client.client_id).is_none() => {
-            client.redirect_uris[0].clone()
-        }
+        Ok(None) if client.redirect_uris.len() == 1 && known.is_none() => client.redirect_uris[0].clone(),
         Ok(None) => return broken_link("the request names no return address (redirect_uri)").answer(&headers),
         Err(e) => return broken_link(&e.description).answer(&headers),
     };
@@ -417,8 +416,8 @@ fn consent_page(
 
 /// Whether `client` may send the browser back to `uri`: a known client by its catalog rule, any
 /// other by the callbacks it registered or its document lists.
-fn callback_allowed(client: &store::Client, uri: &str) -> bool {
-    match known_clients::lookup(&client.client_id) {
+fn callback_allowed(client: &store::Client, known: Option<&known_clients::KnownClient>, uri: &str) -> bool {
+    match known {
         Some(known) => known.allows(uri),
         None => client.redirect_uris.iter().any(|r| redirect::matches(r, uri)),
     }

@@ -160,6 +160,21 @@ fn location(reply: &Reply) -> (String, std::collections::HashMap<String, String>
     )
 }
 
+/// Exchanges an authorization code sent to `CALLBACK`, as the client that asked for it does.
+async fn exchange(server: &TestServer, code: &str, client_id: &str, verifier: &str) -> Reply {
+    token(
+        server,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("client_id", client_id),
+            ("redirect_uri", CALLBACK),
+            ("code_verifier", verifier),
+        ],
+    )
+    .await
+}
+
 async fn token(server: &TestServer, pairs: &[(&str, &str)]) -> Reply {
     at(server, "/token")
         .raw(
@@ -1464,17 +1479,7 @@ async fn clients_identified_by_a_metadata_document() {
         "cached for its lifetime"
     );
     let auth_code = approved_code(&server, hosted, &challenge, &code, &["entities"]).await;
-    let tokens = token(
-        &server,
-        &[
-            ("grant_type", "authorization_code"),
-            ("code", &auth_code),
-            ("client_id", hosted),
-            ("redirect_uri", CALLBACK),
-            ("code_verifier", &verifier),
-        ],
-    )
-    .await;
+    let tokens = exchange(&server, &auth_code, hosted, &verifier).await;
     assert_eq!(tokens.status, StatusCode::OK, "{:?}", tokens.body);
 
     open_sign_in(&server).await;
@@ -1592,17 +1597,7 @@ async fn well_known_clients_sign_in_without_fetching_their_documents() {
     );
     let claude = "https://claude.ai/oauth/claude-code-client-metadata";
     let auth_code = approved_code(&server, claude, &challenge, &code, &["entities"]).await;
-    let tokens = token(
-        &server,
-        &[
-            ("grant_type", "authorization_code"),
-            ("code", &auth_code),
-            ("client_id", claude),
-            ("redirect_uri", CALLBACK),
-            ("code_verifier", &verifier),
-        ],
-    )
-    .await;
+    let tokens = exchange(&server, &auth_code, claude, &verifier).await;
     assert_eq!(tokens.status, StatusCode::OK, "{:?}", tokens.body);
     let access = tokens.json()["access_token"].as_str().unwrap().to_string();
     let client = Client::connected(&server.url(), &access).await;
