@@ -535,3 +535,54 @@ fn a_relative_journal_folder_works_from_the_folder_it_is_in() {
     assert!(enabled.status.success(), "{}", String::from_utf8_lossy(&enabled.stderr));
     assert!(parent.path().join("relative/journal.toml").is_file());
 }
+
+/// `journal mcp oauth register`: a client for an app that cannot use its metadata document; a
+/// callback the journal does not allow, or no name, is refused and nothing is registered.
+#[test]
+fn the_owner_registers_a_client_and_bad_ones_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    ok(dir.path(), &["init"]);
+    fn register<'a>(args: &[&'a str]) -> Vec<&'a str> {
+        [&["mcp", "oauth", "register"][..], args].concat()
+    }
+    for (args, says) in [
+        (
+            register(&["--name", "X", "--redirect-uri", "https://evil.example/cb"]),
+            "no redirect URI is allowed",
+        ),
+        (
+            register(&[
+                "--name",
+                "X",
+                "--redirect-uri",
+                "http://localhost/cb",
+                "--redirect-uri",
+                "https://evil.example/cb",
+            ]),
+            "https://evil.example/cb is not a callback this journal allows",
+        ),
+        (
+            register(&["--name", "", "--redirect-uri", "http://localhost/cb"]),
+            "client_name must be",
+        ),
+    ] {
+        let error = fails(dir.path(), &args);
+        assert!(error.contains(says), "{args:?}: {error}");
+        assert_eq!(error.trim().lines().count(), 1, "one line: {error}");
+    }
+    let out = ok(
+        dir.path(),
+        &register(&["--name", "Claude Code", "--redirect-uri", "http://localhost/callback"]),
+    );
+    let id = out.trim().lines().last().unwrap();
+    assert!(id.starts_with("jc_"), "{out}");
+    let again = ok(
+        dir.path(),
+        &register(&["--name", "Claude Code", "--redirect-uri", "http://localhost/callback"]),
+    );
+    assert_eq!(
+        again.trim().lines().last().unwrap(),
+        id,
+        "the same registration answers the same client"
+    );
+}
