@@ -27,6 +27,9 @@ pub struct FileSettings {
     pub lan: LanSettings,
     #[serde(default)]
     pub domain: DomainSettings,
+    /// `[notes]`: where the owner's vault is (read by `journal::notes::location`).
+    #[serde(default)]
+    pub notes: crate::journal::notes::NotesSettings,
 }
 
 /// `[domain]`: the route at the owner's own hostname, with an ACME certificate; off unless enabled.

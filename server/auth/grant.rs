@@ -14,16 +14,23 @@ pub enum Category {
     Transcripts,
     Entities,
     Facets,
+    Notes,
 }
 
 impl Category {
-    pub const ALL: [Category; 3] = [Category::Transcripts, Category::Entities, Category::Facets];
+    pub const ALL: [Category; 4] = [
+        Category::Transcripts,
+        Category::Entities,
+        Category::Facets,
+        Category::Notes,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Category::Transcripts => "transcripts",
             Category::Entities => "entities",
             Category::Facets => "facets",
+            Category::Notes => "notes",
         }
     }
 
@@ -200,6 +207,7 @@ mod tests {
         assert_eq!(WriteMode::parse_stored("force"), WriteMode::Force);
         assert_eq!(WriteMode::parse_stored("FORCE"), WriteMode::Propose);
         assert_eq!(WriteMode::parse_stored(""), WriteMode::Propose);
-        assert_eq!(Category::parse("notes"), None);
+        assert_eq!(Category::parse("notes"), Some(Category::Notes));
+        assert_eq!(Category::parse("graph"), None);
     }
 }

@@ -208,11 +208,12 @@ pub async fn write_demo(dir: &Path, options: &demo::DemoOptions) -> anyhow::Resu
     let written = demo::write(dir, options)?;
     let journal = Journal::open(dir).await?;
     Ok(format!(
-        "wrote a demo journal to {}: {} facets, {} entities, {} transcript segments",
+        "wrote a demo journal to {}: {} facets, {} entities, {} transcript segments, {} notes",
         journal.root().display(),
         written.facets,
         written.entities,
-        written.segments
+        written.segments,
+        journal.notes.set().len()
     ))
 }
 

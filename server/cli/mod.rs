@@ -4,6 +4,7 @@
 mod app;
 mod content;
 mod mcp;
+mod notes;
 mod oauth;
 mod permission;
 mod route;
@@ -40,6 +41,9 @@ pub enum Command {
     /// Bring content in from files.
     #[command(subcommand)]
     Import(content::ImportCommand),
+    /// The owner's markdown notes: which folder is served, and what was found there.
+    #[command(subcommand)]
+    Notes(notes::NotesCommand),
     /// Write a realistic sample journal into DIR.
     Demo(content::DemoArgs),
     /// Rebuild the search index from the files.
@@ -90,6 +94,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Facet(command) => content::facet(&dir()?, command).await,
         Command::Entity(command) => content::entity(&dir()?, command).await,
         Command::Import(command) => content::import(&dir()?, command).await,
+        Command::Notes(command) => notes::run(&dir()?, command).await,
         Command::Demo(args) => content::demo(args).await,
         Command::Reindex => content::reindex(&dir()?).await,
         Command::Mcp(command) => mcp::run(&dir()?, command).await,

@@ -61,13 +61,15 @@ struct Stamp {
 }
 
 impl SyncReport {
-    /// Adds what one chunk of a sync did.
-    fn add(&mut self, chunk: SyncReport) {
+    /// Adds what one chunk (or the notes' part) of a sync did.
+    pub fn add(&mut self, chunk: SyncReport) {
         self.indexed += chunk.indexed;
         self.removed += chunk.removed;
         self.failed.extend(chunk.failed);
         self.facets_changed |= chunk.facets_changed;
         self.bytes += chunk.bytes;
+        self.deferred |= chunk.deferred;
+        self.folders_scanned += chunk.folders_scanned;
     }
 }
 
@@ -531,6 +533,7 @@ fn fill_facet(item: &mut Parsed, facet: Facet) {
         facets: item.facets.clone(),
         title: item.title.clone(),
         body: format!("{}\n{}", facet.name, facet.description),
+        ..IndexDoc::default()
     });
 }
 
@@ -550,6 +553,7 @@ fn fill_entity(item: &mut Parsed, entity: Entity) {
         facets: item.facets.clone(),
         title: entity.name.clone(),
         body: format!("{} ({})\n{}", entity.name, entity.kind.as_str(), entity.aka.join("\n")),
+        ..IndexDoc::default()
     });
     // Each description is its own document filed under only its facet, so that a search scoped to
     // other facets can never match or quote it.
@@ -562,6 +566,7 @@ fn fill_entity(item: &mut Parsed, entity: Entity) {
             facets: vec![facet.clone()],
             title: entity.name.clone(),
             body: description.clone(),
+            ..IndexDoc::default()
         });
     }
 }
@@ -579,6 +584,7 @@ fn fill_segment(item: &mut Parsed, segment: Segment) {
         facets: item.facets.clone(),
         title: item.title.clone(),
         body: segment.searchable_text(),
+        ..IndexDoc::default()
     });
 }
 
@@ -636,7 +642,7 @@ mod tests {
         assert_eq!(journal.index.len(), documents - 2);
 
         let report = journal.reindex().await.unwrap();
-        assert_eq!(report.indexed, files - 2);
+        assert_eq!(report.indexed, files - 2 + crate::journal::demo_notes::NOTE_COUNT);
         assert_eq!(journal.index.len(), documents - 2, "replaced, not added twice");
         assert_eq!(count(&journal, "SELECT count(*) FROM items").await, files - 2);
     }

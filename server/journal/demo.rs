@@ -31,6 +31,8 @@ pub struct Written {
     pub facets: usize,
     pub entities: usize,
     pub segments: usize,
+    /// Files of the sample vault in `notes/` (see `demo_notes`).
+    pub notes: usize,
 }
 
 const FACETS: [(&str, &str, &str, &str, &str); 4] = [
@@ -328,6 +330,8 @@ pub fn write(root: &Path, options: &DemoOptions) -> Result<Written, JournalError
             written.segments += 1;
         }
     }
+    let vault = root.join("notes");
+    written.notes = super::demo_notes::write(&vault, options.end).map_err(|e| JournalError::io(&vault, e))?;
     Ok(written)
 }
 

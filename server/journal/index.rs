@@ -5,12 +5,14 @@
 //! first deletes its old document, which makes indexing idempotent after a crash.
 //! Filters (category, facet, day) are indexed fields so BM25 top-k pruning still applies to the text.
 
+use std::collections::HashSet;
 use std::ops::Bound;
 use std::path::Path;
+use std::sync::Arc;
 
-use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, Occur, Query, QueryParser, RangeQuery, TermSetQuery};
-use tantivy::schema::{Field, INDEXED, STORED, STRING, Schema, TEXT, TantivyDocument, Value};
+use tantivy::collector::{FilterCollector, TopDocs};
+use tantivy::query::{AllQuery, BooleanQuery, Occur, Query, QueryParser, RangeQuery, TermQuery, TermSetQuery};
+use tantivy::schema::{FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TEXT, TantivyDocument, Value};
 use tantivy::snippet::SnippetGenerator;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Term, doc};
 
@@ -19,6 +21,7 @@ pub const SNIPPET_CHARS: usize = 800;
 
 /// One document to index. A file may give several documents (an entity gives one per facet
 /// description, so a facet-scoped search never sees text filed under another facet).
+#[derive(Debug, Default)]
 pub struct IndexDoc {
     /// The file the document comes from; removing the file removes all of its documents.
     pub file: String,
@@ -29,6 +32,14 @@ pub struct IndexDoc {
     pub facets: Vec<String>,
     pub title: String,
     pub body: String,
+    /// Words searched but never shown (a note's path and tags).
+    pub extra: String,
+    /// A note's tags, lowercased, each with its parents (`a/b` gives `a` and `a/b`).
+    pub tags: Vec<String>,
+    /// A note's folder and every folder above it (`a/b` gives `a` and `a/b`).
+    pub folders: Vec<String>,
+    /// A note's `notes::index_key`, for filters over notes' metadata.
+    pub note_key: Option<u64>,
 }
 
 /// What to search for, and within which bounds.
@@ -41,6 +52,16 @@ pub struct SearchQuery {
     pub facets: Option<Vec<String>>,
     pub day_from: Option<u64>,
     pub day_to: Option<u64>,
+    /// Only documents with every one of these tags (lowercase), and none of `not_tags`.
+    pub tags: Vec<String>,
+    pub not_tags: Vec<String>,
+    /// Only documents in every one of these folders (or below), and in none of `not_folders`.
+    pub folders: Vec<String>,
+    pub not_folders: Vec<String>,
+    /// Never these files (notes a reader may not see).
+    pub not_files: Vec<String>,
+    /// Only notes whose `index_key` is in the set (a filter over metadata); None: no such filter.
+    pub note_keys: Option<Arc<HashSet<u64>>>,
     pub offset: usize,
     pub limit: usize,
 }
@@ -64,6 +85,10 @@ struct Fields {
     facet: Field,
     title: Field,
     body: Field,
+    extra: Field,
+    tag: Field,
+    folder: Field,
+    note: Field,
 }
 
 /// An open index and its reader.
@@ -114,6 +139,18 @@ impl SearchIndex {
         for facet in &item.facets {
             document.add_text(f.facet, facet);
         }
+        if !item.extra.is_empty() {
+            document.add_text(f.extra, &item.extra);
+        }
+        for tag in &item.tags {
+            document.add_text(f.tag, tag);
+        }
+        for folder in &item.folders {
+            document.add_text(f.folder, folder);
+        }
+        if let Some(key) = item.note_key {
+            document.add_u64(f.note, key);
+        }
         writer.add_document(document)?;
         Ok(())
     }
@@ -121,6 +158,11 @@ impl SearchIndex {
     /// Removes every document of a file.
     pub fn remove(&self, writer: &IndexWriter, file: &str) {
         writer.delete_term(Term::from_field_text(self.fields.file, file));
+    }
+
+    /// Removes every document of a category (the notes of a vault the journal no longer serves).
+    pub fn remove_category(&self, writer: &IndexWriter, category: &str) {
+        writer.delete_term(Term::from_field_text(self.fields.category, category));
     }
 
     /// Commits a batch and makes it visible to searches in this process.
@@ -148,11 +190,17 @@ impl SearchIndex {
     pub fn search(&self, query: &SearchQuery) -> tantivy::Result<(Vec<Hit>, bool)> {
         let f = self.fields;
         let searcher = self.reader.searcher();
-        let mut parser = QueryParser::for_index(&self.index, vec![f.title, f.body]);
+        let mut parser = QueryParser::for_index(&self.index, vec![f.title, f.body, f.extra]);
         parser.set_conjunction_by_default();
         parser.set_field_boost(f.title, 2.0);
         // Lenient: an agent's stray quote or colon must not turn into an error or a field lookup.
-        let (text_query, _) = parser.parse_query_lenient(&sanitize(&query.text));
+        let words = sanitize(&query.text);
+        let text_query: Box<dyn Query> = if words.trim().is_empty() {
+            // A search of filters only (`tag:x`): every document that passes them.
+            Box::new(AllQuery)
+        } else {
+            parser.parse_query_lenient(&words).0
+        };
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, text_query.box_clone())];
         // A filter that every document passes only slows the search down (the conjunction visits
         // every match instead of skipping by score), so a query that may see every category has none.
@@ -175,15 +223,45 @@ impl SearchIndex {
                 Box::new(RangeQuery::new(bound(query.day_from), bound(query.day_to))),
             ));
         }
+        let term = |field: Field, text: &str| -> Box<dyn Query> {
+            Box::new(TermQuery::new(
+                Term::from_field_text(field, text),
+                IndexRecordOption::Basic,
+            ))
+        };
+        for tag in &query.tags {
+            clauses.push((Occur::Must, term(f.tag, tag)));
+        }
+        for folder in &query.folders {
+            clauses.push((Occur::Must, term(f.folder, folder)));
+        }
+        for tag in &query.not_tags {
+            clauses.push((Occur::MustNot, term(f.tag, tag)));
+        }
+        for folder in &query.not_folders {
+            clauses.push((Occur::MustNot, term(f.folder, folder)));
+        }
+        if !query.not_files.is_empty() {
+            let files = query.not_files.iter().map(|p| Term::from_field_text(f.file, p));
+            clauses.push((Occur::MustNot, Box::new(TermSetQuery::new(files))));
+        }
         // Only the top of the ranking is collected: counting every match as well would switch off
         // the top-k pruning that lets a frequent word skip most of its postings.
         let top = TopDocs::with_limit(query.limit + 1)
             .and_offset(query.offset)
             .order_by_score();
-        let docs = if clauses.len() == 1 {
-            searcher.search(&*text_query, &top)?
+        let combined: Box<dyn Query> = if clauses.len() == 1 {
+            text_query.box_clone()
         } else {
-            searcher.search(&BooleanQuery::new(clauses), &top)?
+            Box::new(BooleanQuery::new(clauses))
+        };
+        let docs = match &query.note_keys {
+            None => searcher.search(&*combined, &top)?,
+            Some(keys) => {
+                let keys = Arc::clone(keys);
+                let filtered = FilterCollector::new("note".to_string(), move |key: u64| keys.contains(&key), top);
+                searcher.search(&*combined, &filtered)?
+            }
         };
         let more = docs.len() > query.limit;
         let mut snippets = SnippetGenerator::create(&searcher, &*text_query, f.body)?;
@@ -223,6 +301,10 @@ fn schema() -> Schema {
     builder.add_text_field("facet", STRING);
     builder.add_text_field("title", TEXT | STORED);
     builder.add_text_field("body", TEXT | STORED);
+    builder.add_text_field("extra", TEXT);
+    builder.add_text_field("tag", STRING);
+    builder.add_text_field("folder", STRING);
+    builder.add_u64_field("note", FAST);
     builder.build()
 }
 
@@ -236,6 +318,10 @@ fn fields(schema: &Schema) -> Fields {
         facet: get("facet"),
         title: get("title"),
         body: get("body"),
+        extra: get("extra"),
+        tag: get("tag"),
+        folder: get("folder"),
+        note: get("note"),
     }
 }
 
@@ -266,6 +352,7 @@ mod tests {
             facets: facets.iter().map(|s| s.to_string()).collect(),
             title: path.into(),
             body: body.into(),
+            ..IndexDoc::default()
         }
     }
 

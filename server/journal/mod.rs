@@ -11,12 +11,14 @@ pub mod catalog;
 pub mod content;
 pub mod day;
 pub mod demo;
+pub mod demo_notes;
 pub mod entity;
 pub mod facet;
 pub mod frontmatter;
 pub mod import;
 pub mod index;
 pub mod memory;
+pub mod notes;
 pub mod signed;
 pub mod transcript;
 
@@ -29,7 +31,7 @@ use index::SearchIndex;
 use signed::SigningKey;
 
 /// The categories of content a grant can name.
-pub const CATEGORIES: [&str; 3] = ["transcripts", "entities", "facets"];
+pub const CATEGORIES: [&str; 4] = ["transcripts", "entities", "facets", "notes"];
 
 /// An open journal.
 pub struct Journal {
@@ -44,6 +46,8 @@ pub struct Journal {
     /// quick sync lists only the folders that changed.
     folder_stamps: std::sync::Mutex<Option<std::collections::HashMap<String, i64>>>,
     signing_key: SigningKey,
+    /// The owner's notes: the vault folder, and its notes as of the last sync.
+    pub notes: notes::Vault,
 }
 
 /// Why a journal operation failed.
@@ -97,7 +101,9 @@ impl Journal {
         if fresh {
             // A new or wiped index: forget the catalog so every file is indexed again.
             sqlx::query("DELETE FROM items").execute(&pool).await?;
+            sqlx::query("DELETE FROM notes").execute(&pool).await?;
         }
+        let notes = notes::Vault::open(&root, &pool).await?;
         let signing_key = load_signing_key(&pool).await?;
         let journal = Arc::new(Journal {
             root,
@@ -107,6 +113,7 @@ impl Journal {
             sync_lock: tokio::sync::Mutex::new(()),
             folder_stamps: std::sync::Mutex::new(None),
             signing_key,
+            notes,
         });
         journal.reload_facets()?;
         Ok(journal)
@@ -154,10 +161,12 @@ impl Journal {
         if let Err(error) = batch::recover(&self.root) {
             tracing::warn!(%error, "an interrupted import could not be taken back yet");
         }
-        let report = catalog::sync(self, depth).await?;
+        let mut report = catalog::sync(self, depth).await?;
         if report.facets_changed {
             self.reload_facets()?;
         }
+        let notes = notes::sync::sync(self, depth).await?;
+        report.add(notes);
         Ok(report)
     }
 
@@ -176,8 +185,11 @@ impl Journal {
     pub async fn reindex(self: &Arc<Self>) -> Result<catalog::SyncReport, JournalError> {
         let _guard = self.sync_lock.lock().await;
         sqlx::query("DELETE FROM items").execute(&self.db).await?;
-        let report = catalog::sync(self, catalog::Depth::Full).await?;
+        sqlx::query("DELETE FROM notes").execute(&self.db).await?;
+        self.notes.forget_stamps();
+        let mut report = catalog::sync(self, catalog::Depth::Full).await?;
         self.reload_facets()?;
+        report.add(notes::sync::sync(self, catalog::Depth::Full).await?);
         Ok(report)
     }
 }

@@ -43,6 +43,10 @@ pub fn category_choices(checked: &[Category]) -> Vec<CategoryChoice> {
                     "Who and what your journal knows, and what they are to you.",
                 ),
                 Category::Facets => ("Facets", "The areas of your life, with their descriptions."),
+                Category::Notes => (
+                    "Notes",
+                    "Your markdown notes, except those marked private or kept in _private/.",
+                ),
             };
             CategoryChoice {
                 value: category.as_str(),

@@ -286,7 +286,7 @@ mod tests {
     fn the_grant_form_refuses_what_no_page_sends_and_explains_the_rest() {
         let known = [Facet::sample("f1", "name-f1")];
         assert_eq!(
-            read_grant_form(&["notes"], None, &[], &known),
+            read_grant_form(&["graph"], None, &[], &known),
             Err(GrantFormError::Malformed)
         );
         assert_eq!(

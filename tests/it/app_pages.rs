@@ -297,7 +297,7 @@ async fn an_edited_grant_applies_to_the_next_call_of_an_open_session() {
     assert_eq!(none_ticked.status, StatusCode::BAD_REQUEST);
     assert!(text(&none_ticked).contains("Tick at least one facet"));
     for bad in [
-        "category=notes&scope=journal",
+        "category=graph&scope=journal",
         "category=entities&scope=everything",
         "category=entities&scope=journal&scope=facets",
     ] {

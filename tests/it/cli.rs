@@ -345,10 +345,10 @@ fn demo_reindex_and_config_errors() {
         parent.path(),
         &["demo", demo.to_str().unwrap(), "--days", "2", "--segments-per-day", "2"],
     );
-    assert!(out.contains("4 facets, 10 entities, 4 transcript segments"), "{out}");
+    assert!(out.contains("4 facets, 10 entities, 4 transcript segments, 60 notes"), "{out}");
     assert!(fails(parent.path(), &["demo", demo.to_str().unwrap()]).contains("not empty"));
     let reindexed = ok(&demo, &["reindex"]);
-    assert!(reindexed.starts_with("indexed 18 files"), "{reindexed}");
+    assert!(reindexed.starts_with("indexed 78 files"), "{reindexed}");
     std::fs::write(demo.join("journal.toml"), "[local]\naddr = \"0.0.0.0:7659\"\n").unwrap();
     assert!(fails(&demo, &["serve"]).contains("not a loopback address"));
     std::fs::write(demo.join("journal.toml"), "[local\n").unwrap();

@@ -5,12 +5,12 @@ use serde::{Deserialize, Serialize};
 
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput};
 use crate::auth::Category;
-use crate::journal::content;
+use crate::journal::{content, notes};
 
 pub const DEF: ToolDef = ToolDef {
     name: "fetch",
     title: "fetch an item",
-    description: "Fetch one whole item (a transcript segment, an entity or a facet) by the reference from search or a listing.",
+    description: "Fetch one whole item (a transcript segment, an entity, a facet or a note) by the reference from search or a listing.",
     needs: Need::AnyRead,
     read_only: true,
     idempotent: true,
@@ -41,12 +41,16 @@ pub struct Output {
 }
 
 pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, ToolError> {
-    let (kind, path) = context.open_reference(&args.reference, &["transcript", "entity", "facet"])?;
+    let (kind, path) = context.open_reference(&args.reference, &["transcript", "entity", "facet", "note"])?;
     let category = match kind.as_str() {
         "transcript" => Category::Transcripts,
         "entity" => Category::Entities,
+        "note" => Category::Notes,
         _ => Category::Facets,
     };
+    if category == Category::Notes {
+        return fetch_note(context, path).await;
+    }
     let item_facets = reachable_item(context, category, &kind, &path).await?;
     let (title, date, text) = match category {
         Category::Transcripts => {
@@ -66,6 +70,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
             }
             (entity.name, entity.last_seen, text)
         }
+        Category::Notes => return Err(gone()),
         Category::Facets => {
             let name = item_facets.first().cloned().unwrap_or_default();
             let facet = context.facets.iter().find(|f| f.name == name).ok_or_else(gone)?;
@@ -80,6 +85,34 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     ToolOutput::of(
         &Output {
             title,
+            date,
+            text,
+            truncated,
+        },
+        false,
+    )
+}
+
+/// A note by the path its reference holds, through the same read (and the same missing answer) as
+/// note_read.
+async fn fetch_note(context: &ToolContext<'_>, path: String) -> Result<ToolOutput, ToolError> {
+    if !context.connection.grant.has(Category::Notes) {
+        return Err(ToolError::Refused(
+            "this connection's access no longer includes notes".into(),
+        ));
+    }
+    let reader = context.reader();
+    let journal = context.journal.clone();
+    let target = notes::ops::Target::Path(path);
+    let read = tokio::task::spawn_blocking(move || notes::ops::read(&journal.notes, &reader, &target))
+        .await
+        .map_err(|e| ToolError::Failed(e.to_string()))?
+        .map_err(|_| gone())?;
+    let date = super::format_ms(read.note.modified_ms).get(..10).map(str::to_string);
+    let (text, truncated) = cut(read.body, MAX_TEXT_BYTES);
+    ToolOutput::of(
+        &Output {
+            title: read.note.title,
             date,
             text,
             truncated,

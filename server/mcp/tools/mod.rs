@@ -5,15 +5,20 @@
 //! connection sees, and the enums in their schemas, follow from its grant here; `dispatch` checks the
 //! grant again on every call, so a narrowed grant refuses at once.
 
+pub mod base_query;
 pub mod fetch;
 pub mod get_entity;
 pub mod get_transcript;
 pub mod list_entities;
 pub mod list_facets;
 pub mod list_transcripts;
+pub mod note_read;
+pub mod notes_list;
 pub mod recall_memory;
 pub mod save_memory;
 pub mod search;
+pub mod skill_read;
+pub mod skills_list;
 
 use std::sync::Arc;
 
@@ -51,7 +56,7 @@ pub struct ToolDef {
 }
 
 /// Every tool, in the order `tools/list` shows them.
-pub const ALL: [&ToolDef; 9] = [
+pub const ALL: [&ToolDef; 14] = [
     &save_memory::DEF,
     &recall_memory::DEF,
     &list_facets::DEF,
@@ -61,6 +66,11 @@ pub const ALL: [&ToolDef; 9] = [
     &get_transcript::DEF,
     &list_entities::DEF,
     &get_entity::DEF,
+    &notes_list::DEF,
+    &note_read::DEF,
+    &base_query::DEF,
+    &skills_list::DEF,
+    &skill_read::DEF,
 ];
 
 /// Everything a tool may use for one call.
@@ -183,6 +193,11 @@ pub async fn call(name: &str, arguments: Value, context: &ToolContext<'_>) -> Re
         "get_transcript" => get_transcript::run(context, parse(arguments)?).await,
         "list_entities" => list_entities::run(context, parse(arguments)?).await,
         "get_entity" => get_entity::run(context, parse(arguments)?).await,
+        "notes_list" => notes_list::run(context, parse(arguments)?).await,
+        "note_read" => note_read::run(context, parse(arguments)?).await,
+        "base_query" => base_query::run(context, parse(arguments)?).await,
+        "skills_list" => skills_list::run(context, parse(arguments)?).await,
+        "skill_read" => skill_read::run(context, parse(arguments)?).await,
         other => Err(ToolError::Invalid(format!("there is no tool named {other}"))),
     }
 }
@@ -192,6 +207,14 @@ fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolError> {
 }
 
 impl ToolContext<'_> {
+    /// The connection as a reader of notes: its grant's reach and the label notes' overrides name.
+    pub fn reader(&self) -> crate::journal::notes::Reader {
+        crate::journal::notes::Reader {
+            scope: self.connection.grant.scope(&self.facets),
+            label: self.connection.label.clone(),
+        }
+    }
+
     /// Facet ids the grant reaches, for the `facet` enum.
     pub fn reachable_facet_ids(&self) -> Vec<String> {
         self.connection
@@ -215,6 +238,22 @@ impl ToolContext<'_> {
                 "facet \"{id}\" is not one of the facets this connection can read; see list_facets"
             ))
         })?;
+        Ok(Scope::Facets(vec![facet.name.clone()]))
+    }
+
+    /// A facet named in a query (`facet:work`), by name or id, among those the grant reaches; one
+    /// outside the grant is unknown, like in `scope`.
+    pub fn facet_by_name(&self, name: &str) -> Result<Scope, ToolError> {
+        check_len("facet", name, 256)?;
+        let reachable = self.connection.grant.reachable(&self.facets);
+        let facet = reachable
+            .into_iter()
+            .find(|f| f.name == name || f.id == name)
+            .ok_or_else(|| {
+                ToolError::Invalid(format!(
+                    "facet:{name} is not one of the facets this connection can read; see list_facets"
+                ))
+            })?;
         Ok(Scope::Facets(vec![facet.name.clone()]))
     }
 
@@ -334,6 +373,27 @@ pub fn day_range(
     Ok(if day.is_some() { (day, day) } else { (from, to) })
 }
 
+/// Reads a `since` argument: a day (from its midnight, UTC) or an RFC 3339 time, as Unix milliseconds.
+pub fn since_ms(text: &str) -> Result<i64, ToolError> {
+    check_len("since", text, 64)?;
+    let text = text.trim();
+    if let Ok(day) = Day::parse(text) {
+        return Ok(day.epoch_days() * 86_400_000);
+    }
+    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
+        .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
+        .map_err(|_| {
+            ToolError::Invalid(format!(
+                "since: \"{text}\" is neither a day (YYYY-MM-DD) nor a time (RFC 3339, e.g. 2026-11-30T14:00:00Z)"
+            ))
+        })
+}
+
+/// Unix milliseconds as an RFC 3339 UTC time, to the second.
+pub fn format_ms(ms: i64) -> String {
+    crate::journal::day::format_timestamp(ms.div_euclid(1000))
+}
+
 /// The sentence an empty answer carries: small models otherwise keep calling.
 pub fn nothing_matched(what: &str) -> String {
     format!("No {what} matched. This answer is complete: there is nothing more to fetch for this request.")
@@ -381,7 +441,11 @@ mod tests {
             assert_eq!((tool.output)()["type"], "object", "{}", tool.name);
             if let Some(limit) = input["properties"].get("limit") {
                 assert_eq!(limit["minimum"], 1, "{}", tool.name);
-                assert!(limit["maximum"] == 100 || limit["maximum"] == 20, "{}", tool.name);
+                assert!(
+                    [20, 100, 1000].contains(&limit["maximum"].as_u64().unwrap()),
+                    "{}",
+                    tool.name
+                );
             }
         }
     }

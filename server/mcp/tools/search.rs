@@ -6,15 +6,23 @@ use serde::{Deserialize, Serialize};
 use super::{
     Need, ToolContext, ToolDef, ToolError, ToolOutput, check_len, check_limit, day_range, nothing_matched, searchable,
 };
+use std::collections::HashSet;
+use std::sync::Arc;
+
 use crate::auth::Category;
+use crate::journal::content::Scope;
 use crate::journal::day::Day;
 use crate::journal::index::SearchQuery;
+use crate::journal::notes::{self, filters, query, rules};
 
 pub const DEF: ToolDef = ToolDef {
     name: "search",
     title: "search the journal",
-    description: "Search the journal's text (transcripts, entities, facets, as granted). All words must match; use \"quotes\" \
-                  for a phrase and -word to exclude. Returns ranked hits with a snippet and a reference for fetch.",
+    description: "Search the journal's text (transcripts, entities, facets, notes, as granted). All words must match; use \
+                  \"quotes\" for a phrase and -word to exclude. Filters in the query narrow it: path:Folder/ tag:name \
+                  has:key -has:key [key:op value] (ops: is, is not, contains, exists, missing, gt, lt, under) \
+                  facet:name after:YYYY-MM-DD before:YYYY-MM-DD; a query of filters only lists what passes them. \
+                  Returns ranked hits with a snippet and a reference for fetch.",
     needs: Need::AnyRead,
     read_only: true,
     idempotent: true,
@@ -26,7 +34,8 @@ pub const DEF: ToolDef = ToolDef {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// What to look for, up to 4096 bytes.
+    /// What to look for, up to 4096 bytes: words, "phrases", -exclusions and filters (path:, tag:, has:, -has:,
+    /// [key:op value], facet:, after:, before:).
     pub query: String,
     /// How many hits, 1-100 (default 10).
     #[schemars(range(min = 1, max = 100))]
@@ -63,6 +72,9 @@ pub struct Hit {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub date: Option<String>,
     pub category: String,
+    /// A note's path from the top of the notes folder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
     pub snippet: String,
     /// Pass to fetch for the whole item.
     pub reference: String,
@@ -70,13 +82,17 @@ pub struct Hit {
 
 pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, ToolError> {
     check_len("query", &args.query, 4096)?;
-    if args.query.trim().is_empty() {
+    let filters = filters::parse(&args.query).map_err(|e| ToolError::Invalid(e.to_string()))?;
+    if filters.text.trim().is_empty() && !filters.any() {
         return Err(ToolError::Invalid("query must not be empty".into()));
     }
     let limit = check_limit(args.limit, 10, 100)?;
     let (from, to) = day_range(args.day.as_deref(), args.day_from.as_deref(), args.day_to.as_deref())?;
+    // after: and before: are strict, and narrow the day range further.
+    let from = latest(from, filters.after.map(|d| Day::from_epoch_days(d.epoch_days() + 1)));
+    let to = earliest(to, filters.before.map(|d| d.minus_days(1)));
     let granted = searchable(context.connection);
-    let categories: Vec<Category> = match &args.category {
+    let mut categories: Vec<Category> = match &args.category {
         None => granted,
         Some(name) => {
             check_len("category", name, 64)?;
@@ -86,7 +102,15 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
             vec![category]
         }
     };
-    let scope = context.scope(args.facet.as_deref())?;
+    if filters.notes_only() {
+        // Paths, tags and frontmatter belong to notes alone.
+        categories.retain(|c| *c == Category::Notes);
+    }
+    let mut scope = context.scope(args.facet.as_deref())?;
+    for name in &filters.facets {
+        scope = narrow(&scope, &context.facet_by_name(name)?);
+    }
+    let conditions = conditions(&filters)?;
     let request = format!(
         "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{limit}",
         args.query, from, to, args.category, args.facet
@@ -95,12 +119,43 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         Some(token) => context.open_cursor("search", &request, token)?,
         None => 0,
     };
+    let empty_range = matches!((from, to), (Some(from), Some(to)) if from > to);
+    if categories.is_empty() || empty_range || scope == Scope::Facets(Vec::new()) {
+        return answer(Vec::new(), None);
+    }
+    let reader = context.reader();
+    let set = context.journal.notes.set();
+    let with_notes = categories.contains(&Category::Notes);
+    let now_ms = crate::clock::unix_now() * 1000;
+    let note_keys = (with_notes && !conditions.is_empty()).then(|| {
+        let keys: HashSet<u64> = set
+            .visible(&reader)
+            .filter(|(note, _)| conditions.iter().all(|c| c.matches(&fields(note), now_ms)))
+            .map(|(note, _)| notes::index_key(&note.path))
+            .collect();
+        Arc::new(keys)
+    });
+    let not_files = if with_notes {
+        set.all()
+            .iter()
+            .filter(|note| reader.override_in(note) == Some(notes::note::Override::NoAccess))
+            .map(|note| notes::sync::file_key(&note.path))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let query = SearchQuery {
-        text: args.query.clone(),
+        text: filters.text.clone(),
         categories: categories.iter().map(|c| c.as_str().to_string()).collect(),
         facets: scope.names(),
         day_from: from.map(Day::as_number),
         day_to: to.map(Day::as_number),
+        tags: filters.tags.clone(),
+        not_tags: filters.not_tags.clone(),
+        folders: folders(&filters.paths)?,
+        not_folders: folders(&filters.not_paths)?,
+        not_files,
+        note_keys,
         offset,
         limit,
     };
@@ -113,12 +168,15 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     let results: Vec<Hit> = hits
         .into_iter()
         // An entity can match through several of its documents; show it once a page.
-        .filter(|hit| seen.insert(hit.path.clone()))
+        .filter(|hit| seen.insert((hit.category.clone(), hit.path.clone())))
+        // A note is shown only while the reader may see it as the set knows it now.
+        .filter(|hit| hit.category != "notes" || set.find_path(&hit.path, &reader).is_some())
         .map(|hit| {
             let kind = kind_of(&hit.category);
             Hit {
                 reference: context.reference(kind, &hit.path),
                 date: hit.day.and_then(format_day),
+                path: (hit.category == "notes").then(|| hit.path.clone()),
                 title: hit.title,
                 category: hit.category,
                 snippet: hit.snippet,
@@ -126,6 +184,10 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         })
         .collect();
     let next_cursor = more.then(|| context.cursor("search", &request, offset + limit));
+    answer(results, next_cursor)
+}
+
+fn answer(results: Vec<Hit>, next_cursor: Option<String>) -> Result<ToolOutput, ToolError> {
     let empty = results.is_empty();
     let note = empty.then(|| nothing_matched("items"));
     ToolOutput::of(
@@ -138,11 +200,109 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     )
 }
 
+/// The frontmatter conditions of a query's filters: `has:`, `-has:` and `[key:op value]`, read by
+/// base_query's own condition parser so both mean the same.
+fn conditions(filters: &filters::Filters) -> Result<Vec<query::Condition>, ToolError> {
+    let mut conditions = Vec::new();
+    for key in &filters.has {
+        conditions.push(condition(&format!("{} exists", field(key)?), &format!("has:{key}"))?);
+    }
+    for key in &filters.not_has {
+        conditions.push(condition(&format!("{} missing", field(key)?), &format!("-has:{key}"))?);
+    }
+    // A path filter that names a note (`path:Projects/alpha.md`) is a condition on its path; one
+    // that names a folder is an indexed term (`folders`).
+    for (paths, op) in [(&filters.paths, "is"), (&filters.not_paths, "is not")] {
+        for path in paths.iter().filter(|p| p.ends_with(".md")) {
+            let path = rules::typed_note_path(path).map_err(|e| ToolError::Invalid(format!("path:{path}: {e}")))?;
+            conditions.push(condition(
+                &format!("__path {op} {}", quoted(&path)),
+                &format!("path:{path}"),
+            )?);
+        }
+    }
+    for (text, column) in &filters.conditions {
+        conditions.push(condition(text, &format!("the filter at column {column}"))?);
+    }
+    Ok(conditions)
+}
+
+/// The folders of path filters, read like a typed folder (a leading `/` is dropped); note paths
+/// (`.md`) are conditions instead.
+fn folders(paths: &[String]) -> Result<Vec<String>, ToolError> {
+    paths
+        .iter()
+        .filter(|p| !p.ends_with(".md"))
+        .map(|p| rules::typed_folder(p).map_err(|e| ToolError::Invalid(format!("path:{p}: {e}"))))
+        .filter(|f| !matches!(f, Ok(folder) if folder.is_empty()))
+        .collect()
+}
+
+/// A frontmatter key as the query language writes it: bare when it is a plain name, else in
+/// backquotes.
+fn field(key: &str) -> Result<String, ToolError> {
+    let plain = key.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+    if plain {
+        Ok(key.to_string())
+    } else if key.contains('`') {
+        Err(ToolError::Invalid(format!(
+            "has:{key}: a key with a backquote cannot be searched"
+        )))
+    } else {
+        Ok(format!("`{key}`"))
+    }
+}
+
+/// A string as a quoted value of the query language.
+fn quoted(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+fn condition(text: &str, name: &str) -> Result<query::Condition, ToolError> {
+    query::parse_condition(text).map_err(|e| ToolError::Invalid(format!("{name}: {}", e.message)))
+}
+
+/// A note as the query language sees it.
+pub fn fields(note: &notes::Note) -> query::NoteFields<'_> {
+    query::NoteFields {
+        path: &note.path,
+        title: &note.title,
+        modified_ms: note.modified_ms,
+        tags: &note.tags,
+        frontmatter: &note.frontmatter,
+    }
+}
+
+/// The part of a scope inside another (a facet named twice must be in both).
+fn narrow(scope: &Scope, other: &Scope) -> Scope {
+    match (scope, other) {
+        (Scope::WholeJournal, other) => other.clone(),
+        (scope, Scope::WholeJournal) => scope.clone(),
+        (Scope::Facets(a), Scope::Facets(b)) => Scope::Facets(a.iter().filter(|f| b.contains(f)).cloned().collect()),
+    }
+}
+
+fn latest(a: Option<Day>, b: Option<Day>) -> Option<Day> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn earliest(a: Option<Day>, b: Option<Day>) -> Option<Day> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// The reference kind of an index category.
 pub fn kind_of(category: &str) -> &'static str {
     match category {
         "transcripts" => "transcript",
         "entities" => "entity",
+        "notes" => "note",
         _ => "facet",
     }
 }

@@ -1,0 +1,236 @@
+//! The read operations on notes that tools perform: list, read one (with its AGENTS.md), skills.
+//!
+//! Each takes a `Reader` and goes through `access::sight` (through the `NoteSet` lookups, and again
+//! on the file as it is read now, so a note made private a moment ago is not served before the next
+//! sync). A note that is missing, hidden or quarantined gives the same `NoteError::Missing`, built
+//! by one function, before any file is opened for the first two.
+
+use std::sync::Arc;
+
+use super::access::{Reader, Sight, sight};
+use super::note::{self, Note};
+use super::set::{NoteSet, skill_name};
+use super::{Vault, rules};
+
+/// How a tool names a note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A vault-relative path, already read with `rules::typed_note_path`.
+    Path(String),
+    /// A frontmatter id or `path:<path>`.
+    Id(String),
+    /// A skill's name (`Skills/<name>/SKILL.md`).
+    Skill(String),
+}
+
+/// Why a note could not be given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoteError {
+    /// Missing, hidden or quarantined: one answer for all three.
+    #[error("{0}")]
+    Missing(String),
+}
+
+/// The answer for a note that is not there for this reader, whatever the reason.
+pub fn missing(target: &Target) -> NoteError {
+    NoteError::Missing(match target {
+        Target::Path(path) => format!("there is no note at \"{path}\"; see notes_list or search"),
+        Target::Id(id) => format!("there is no note with id \"{id}\"; see notes_list or search"),
+        Target::Skill(name) => format!("there is no skill \"{name}\"; see skills_list"),
+    })
+}
+
+/// A note read for an agent.
+#[derive(Debug, Clone)]
+pub struct NoteText {
+    /// The note as read just now.
+    pub note: Note,
+    pub body: String,
+    pub sight: Sight,
+    /// The governing AGENTS.md: its path and body.
+    pub agents_md: Option<(String, String)>,
+}
+
+/// Which notes a listing wants.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    /// Only notes in this folder or below (`""`: all).
+    pub folder: String,
+    /// Only notes with this tag (ignoring case; `a` also matches `a/b`).
+    pub tag: Option<String>,
+    /// Only notes modified at or after this time (Unix milliseconds).
+    pub since_ms: Option<i64>,
+}
+
+/// A page of notes `reader` may see, newest first, and whether more follow.
+pub fn list(
+    set: &NoteSet,
+    reader: &Reader,
+    filter: &ListFilter,
+    offset: usize,
+    limit: usize,
+) -> (Vec<Arc<Note>>, bool) {
+    let tag = filter.tag.as_deref().map(|t| t.trim_start_matches('#').to_lowercase());
+    let mut page = Vec::with_capacity(limit.min(1000));
+    let mut matched = 0usize;
+    for (note, _) in set.visible(reader) {
+        // Newest first: once past `since`, nothing older can match.
+        if let Some(since) = filter.since_ms
+            && note.modified_ms < since
+        {
+            break;
+        }
+        if !rules::under(&note.path, &filter.folder) {
+            continue;
+        }
+        if let Some(tag) = &tag
+            && !has_tag(note, tag)
+        {
+            continue;
+        }
+        matched += 1;
+        if matched <= offset {
+            continue;
+        }
+        if page.len() == limit {
+            return (page, true);
+        }
+        page.push(Arc::clone(note));
+    }
+    (page, false)
+}
+
+/// Whether a note carries `tag` (lowercase) or a tag nested under it.
+pub fn has_tag(note: &Note, tag: &str) -> bool {
+    note.tags.iter().any(|t| {
+        let t = t.to_lowercase();
+        t == tag || (t.starts_with(tag) && t.as_bytes().get(tag.len()) == Some(&b'/'))
+    })
+}
+
+/// Reads one note for `reader`, with its governing AGENTS.md.
+pub fn read(vault: &Vault, reader: &Reader, target: &Target) -> Result<NoteText, NoteError> {
+    let set = vault.set();
+    let found = match target {
+        Target::Path(path) => set.find_path(path, reader),
+        Target::Id(id) => set.find_id(id, reader),
+        Target::Skill(name) => {
+            let path = format!("Skills/{name}/SKILL.md");
+            set.find_path(&path, reader)
+                .filter(|(n, _)| skill_name(&n.path) == Some(name.as_str()))
+        }
+    };
+    let path = found.ok_or_else(|| missing(target))?.0.path.clone();
+    let (note, body, seen) = fresh(vault, reader, &path).ok_or_else(|| missing(target))?;
+    let agents_md = set
+        .agents_md(&path, reader)
+        .and_then(|governing| fresh(vault, reader, &governing.path))
+        .map(|(governing, body, _)| (governing.path, body));
+    Ok(NoteText {
+        note,
+        body,
+        sight: seen,
+        agents_md,
+    })
+}
+
+/// A note's file as it is now, if `reader` may still see it.
+fn fresh(vault: &Vault, reader: &Reader, path: &str) -> Option<(Note, String, Sight)> {
+    let (bytes, modified_ms) = vault.read_file(path)?;
+    let read = note::read(path, &bytes, modified_ms).ok()?;
+    let seen = sight(&read.note, reader);
+    if !seen.visible() {
+        return None;
+    }
+    let body = read.body.to_string();
+    Some((read.note, body, seen))
+}
+
+/// A skill as listed.
+#[derive(Debug, Clone)]
+pub struct Skill {
+    /// The skill's folder name, which `skill_read` takes.
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    pub path: String,
+}
+
+/// The skills `reader` may see, by id.
+pub fn skills(set: &NoteSet, reader: &Reader) -> Vec<Skill> {
+    set.skills(reader)
+        .into_iter()
+        .filter_map(|note| skill_of(note))
+        .collect()
+}
+
+/// A skill's listing from its note's frontmatter (`name`, `description`).
+pub fn skill_of(note: &Note) -> Option<Skill> {
+    let id = skill_name(&note.path)?.to_string();
+    let text = |key: &str| {
+        note.frontmatter
+            .get(key)
+            .and_then(|v| v.as_str())
+            .map(|s| s.trim().to_string())
+    };
+    Some(Skill {
+        name: text("name").filter(|n| !n.is_empty()).unwrap_or_else(|| id.clone()),
+        description: text("description").unwrap_or_default(),
+        path: note.path.clone(),
+        id,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::content::Scope;
+
+    fn note(path: &str, text: &str, modified_ms: i64) -> Arc<Note> {
+        Arc::new(note::read(path, text.as_bytes(), modified_ms).unwrap().note)
+    }
+
+    #[test]
+    fn listings_filter_page_and_hide_alike() {
+        let set = NoteSet::new(vec![
+            note("a.md", "#Project/alpha", 50),
+            note("P/b.md", "---\ntags: [project]\n---\n", 40),
+            note("P/c.md", "---\naccess: private\ntags: [project]\n---\n", 30),
+            note("P/d.md", "#projects", 20),
+            note("Q/e.md", "#project", 10),
+        ]);
+        let reader = Reader {
+            scope: Scope::WholeJournal,
+            label: "k".into(),
+        };
+        let tagged = ListFilter {
+            tag: Some("#PROJECT".into()),
+            ..ListFilter::default()
+        };
+        let paths = |page: Vec<Arc<Note>>| page.iter().map(|n| n.path.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            paths(list(&set, &reader, &tagged, 0, 10).0),
+            ["a.md", "P/b.md", "Q/e.md"]
+        );
+        let (first, more) = list(&set, &reader, &tagged, 0, 2);
+        assert!(more);
+        assert_eq!(paths(first), ["a.md", "P/b.md"]);
+        let (rest, more) = list(&set, &reader, &tagged, 2, 2);
+        assert!(!more);
+        assert_eq!(paths(rest), ["Q/e.md"]);
+        let in_p = ListFilter {
+            folder: "P".into(),
+            ..ListFilter::default()
+        };
+        assert_eq!(paths(list(&set, &reader, &in_p, 0, 10).0), ["P/b.md", "P/d.md"]);
+        let since = ListFilter {
+            since_ms: Some(30),
+            ..ListFilter::default()
+        };
+        assert_eq!(paths(list(&set, &reader, &since, 0, 10).0), ["a.md", "P/b.md"]);
+        assert_eq!(
+            missing(&Target::Path("P/c.md".into())).to_string(),
+            missing(&Target::Path("P/c.md".into())).to_string()
+        );
+    }
+}

@@ -1,0 +1,186 @@
+//! Every readable note's metadata in memory, newest first, with lookups by path and by id.
+//!
+//! Built from the catalog at open and rebuilt after each sync that changed a note, then swapped in
+//! whole (readers hold an `Arc` of the set they started with). Listings, queries, reads and the
+//! AGENTS.md and skill lookups answer from here without touching the database; a note's body is
+//! read from its file only when it is asked for. Lookups that an agent drives take a `Reader` and
+//! skip what `access::sight` hides, so a hidden note can never shadow or reveal anything.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::access::{Reader, Sight, sight};
+use super::note::Note;
+use super::rules;
+
+/// The notes of the vault as of the last sync.
+#[derive(Debug, Default)]
+pub struct NoteSet {
+    /// Newest first (then by path), so listings stop early.
+    newest: Vec<Arc<Note>>,
+    by_path: HashMap<String, usize>,
+    /// Frontmatter ids, each to its notes in path order (ids are not guaranteed unique).
+    by_id: HashMap<String, Vec<usize>>,
+}
+
+impl NoteSet {
+    pub fn new(mut notes: Vec<Arc<Note>>) -> NoteSet {
+        notes.sort_by(|a, b| b.modified_ms.cmp(&a.modified_ms).then_with(|| a.path.cmp(&b.path)));
+        let by_path = notes.iter().enumerate().map(|(i, n)| (n.path.clone(), i)).collect();
+        let mut by_id: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, note) in notes.iter().enumerate() {
+            if let Some(id) = &note.id {
+                by_id.entry(id.clone()).or_default().push(i);
+            }
+        }
+        for indices in by_id.values_mut() {
+            indices.sort_by(|a, b| notes[*a].path.cmp(&notes[*b].path));
+        }
+        NoteSet {
+            newest: notes,
+            by_path,
+            by_id,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.newest.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.newest.is_empty()
+    }
+
+    /// Every note, newest first (for the sync and the owner; agents go through `visible`).
+    pub fn all(&self) -> &[Arc<Note>] {
+        &self.newest
+    }
+
+    /// A note by path, whoever asks (the sync's own bookkeeping).
+    pub fn at(&self, path: &str) -> Option<&Arc<Note>> {
+        self.by_path.get(path).map(|i| &self.newest[*i])
+    }
+
+    /// The notes `reader` may see, newest first, with how it sees each.
+    pub fn visible<'a>(&'a self, reader: &'a Reader) -> impl Iterator<Item = (&'a Arc<Note>, Sight)> + 'a {
+        self.newest.iter().filter_map(move |note| {
+            let seen = sight(note, reader);
+            seen.visible().then_some((note, seen))
+        })
+    }
+
+    /// A note by path, as `reader` may see it.
+    pub fn find_path(&self, path: &str, reader: &Reader) -> Option<(&Arc<Note>, Sight)> {
+        let note = self.at(path)?;
+        let seen = sight(note, reader);
+        seen.visible().then_some((note, seen))
+    }
+
+    /// A note by the id agents use (`path:<path>` or a frontmatter id). When several notes share a
+    /// frontmatter id, the first by path that `reader` may see answers.
+    pub fn find_id(&self, id: &str, reader: &Reader) -> Option<(&Arc<Note>, Sight)> {
+        if let Some(path) = id.strip_prefix("path:") {
+            // A synthetic id names a note without a frontmatter id.
+            return self.find_path(path, reader).filter(|(note, _)| note.id.is_none());
+        }
+        self.by_id.get(id)?.iter().find_map(|i| {
+            let note = &self.newest[*i];
+            let seen = sight(note, reader);
+            seen.visible().then_some((note, seen))
+        })
+    }
+
+    /// The nearest `AGENTS.md` (or `AGENT.md`) in the note's folder or above it that `reader` may
+    /// see. A hidden one is skipped as if it were not there.
+    pub fn agents_md(&self, note_path: &str, reader: &Reader) -> Option<&Arc<Note>> {
+        let mut folder = rules::folder_of(note_path);
+        loop {
+            for name in ["AGENTS.md", "AGENT.md"] {
+                let path = if folder.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{folder}/{name}")
+                };
+                if let Some((found, _)) = self.find_path(&path, reader)
+                    && found.path != note_path
+                {
+                    return Some(found);
+                }
+            }
+            if folder.is_empty() {
+                return None;
+            }
+            folder = rules::folder_of(folder);
+        }
+    }
+
+    /// The skills `reader` may see: `Skills/<name>/SKILL.md`, by name.
+    pub fn skills<'a>(&'a self, reader: &'a Reader) -> Vec<&'a Arc<Note>> {
+        let mut skills: Vec<&Arc<Note>> = self
+            .visible(reader)
+            .map(|(note, _)| note)
+            .filter(|note| skill_name(&note.path).is_some())
+            .collect();
+        skills.sort_by(|a, b| a.path.cmp(&b.path));
+        skills
+    }
+}
+
+/// The skill a path holds: `Skills/<name>/SKILL.md` gives `<name>`.
+pub fn skill_name(path: &str) -> Option<&str> {
+    let name = path.strip_prefix("Skills/")?.strip_suffix("/SKILL.md")?;
+    (!name.is_empty() && !name.contains('/')).then_some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::content::Scope;
+    use crate::journal::notes::note;
+
+    fn note(path: &str, text: &str, modified_ms: i64) -> Arc<Note> {
+        Arc::new(note::read(path, text.as_bytes(), modified_ms).unwrap().note)
+    }
+
+    fn reader(label: &str) -> Reader {
+        Reader {
+            scope: Scope::WholeJournal,
+            label: label.into(),
+        }
+    }
+
+    #[test]
+    fn lookups_skip_what_the_reader_may_not_see() {
+        let set = NoteSet::new(vec![
+            note("AGENTS.md", "top rules", 1),
+            note("Projects/AGENTS.md", "---\naccess: private\n---\nproject rules", 2),
+            note("Projects/a/alpha.md", "---\nid: shared\n---\n", 3),
+            note("Projects/b.md", "---\nid: shared\naccess: private\n---\n", 4),
+            note(
+                "Projects/0.md",
+                "---\nid: shared\nagent_overrides: {codex: no-access}\n---\n",
+                5,
+            ),
+            note("Skills/review/SKILL.md", "---\nname: review\n---\n", 6),
+            note("Skills/SKILL.md", "", 7),
+            note("loose.md", "", 8),
+        ]);
+        let codex = reader("Codex");
+        let other = reader("Other");
+        assert_eq!(set.all()[0].path, "loose.md", "newest first");
+        assert_eq!(set.visible(&codex).count(), 5);
+        assert_eq!(set.find_id("shared", &codex).unwrap().0.path, "Projects/a/alpha.md");
+        assert_eq!(set.find_id("shared", &other).unwrap().0.path, "Projects/0.md");
+        assert!(
+            set.find_id("path:Projects/a/alpha.md", &codex).is_none(),
+            "it has an id of its own"
+        );
+        assert_eq!(set.find_id("path:loose.md", &codex).unwrap().0.path, "loose.md");
+        assert!(set.find_path("Projects/b.md", &codex).is_none());
+        assert_eq!(set.agents_md("Projects/a/alpha.md", &codex).unwrap().path, "AGENTS.md");
+        assert!(set.agents_md("AGENTS.md", &codex).is_none(), "not its own AGENTS.md");
+        let skills: Vec<&str> = set.skills(&codex).iter().map(|n| n.path.as_str()).collect();
+        assert_eq!(skills, ["Skills/review/SKILL.md"]);
+        assert_eq!(skill_name("Skills/a/b/SKILL.md"), None);
+    }
+}

@@ -1,0 +1,514 @@
+//! Keeping the notes catalog, the search index and the in-memory `NoteSet` in step with the vault.
+//!
+//! Same order as the journal's catalog (`catalog.rs`): the index is committed first, then the
+//! `notes` rows, then the set is swapped, so a crash between steps only means reading some notes
+//! again. A private note is catalogued (its metadata says it is private) but never indexed, so its
+//! words cannot surface in any search. A note that cannot be read keeps its row with the error and
+//! is served nowhere until it changes.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use sqlx::Row;
+
+use super::note::{self, Access, Note};
+use super::scan::{self, Stamp};
+use super::set::NoteSet;
+use super::{index_key, rules};
+use crate::db::Pool;
+use crate::journal::catalog::{Depth, SyncReport};
+use crate::journal::day::Day;
+use crate::journal::index::IndexDoc;
+use crate::journal::{Journal, JournalError};
+
+/// Notes read and indexed per index commit and catalog transaction.
+const CHUNK_NOTES: usize = if cfg!(test) { 5 } else { 5_000 };
+
+/// The catalog's readable notes, for the set at open.
+pub(super) async fn load(pool: &Pool) -> Result<NoteSet, JournalError> {
+    let rows = sqlx::query("SELECT path, meta FROM notes WHERE meta IS NOT NULL")
+        .fetch_all(pool)
+        .await?;
+    let mut notes = Vec::with_capacity(rows.len());
+    for row in rows {
+        let meta: String = row.get(1);
+        match serde_json::from_str::<Note>(&meta) {
+            Ok(note) => notes.push(Arc::new(note)),
+            // A row this version cannot read is read again from its file by the first full sync.
+            Err(_) => {
+                let path: String = row.get(0);
+                tracing::debug!(%path, "a catalogued note will be read again");
+            }
+        }
+    }
+    Ok(NoteSet::new(notes))
+}
+
+/// One changed file, read.
+struct Parsed {
+    path: String,
+    stamp: Stamp,
+    /// The note, or why it could not be read.
+    outcome: Result<Note, String>,
+}
+
+/// Brings the vault's catalog, index and set up to date. Callers hold the journal's sync lock.
+pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, JournalError> {
+    let vault = &journal.notes;
+    let mut report = SyncReport::default();
+    if !vault.root.is_dir() {
+        // A vault on a drive that is not mounted: serve no notes, forget nothing.
+        if !vault.missing.swap(true, Ordering::SeqCst) {
+            tracing::warn!(folder = %vault.root.display(), "the notes folder is missing; no notes are served until it is back");
+        }
+        if !vault.set().is_empty() {
+            vault.replace_set(NoteSet::default());
+        }
+        vault.forget_stamps();
+        return Ok(report);
+    }
+    if vault.missing.swap(false, Ordering::SeqCst) {
+        // Back again: read the catalog's notes, then check every file.
+        vault.replace_set(load(&journal.db).await?);
+    }
+    let reset = vault.needs_reset();
+    let previous = if depth == Depth::Full || reset {
+        None
+    } else {
+        vault.folder_stamps.lock().ok().and_then(|s| s.clone())
+    };
+    let root = vault.root.clone();
+    let skip = vault.journal_root.clone();
+    let scanned = {
+        let previous = previous.clone();
+        tokio::task::spawn_blocking(move || scan::scan(&root, Some(&skip), previous.as_ref()))
+            .await
+            .map_err(|e| JournalError::Invalid(format!("the scanning task failed: {e}")))?
+            .map_err(|e| JournalError::io(&vault.root, e))?
+    };
+    let full = previous.is_none();
+    if !full && scanned.listed.is_empty() && scanned.gone.is_empty() {
+        return Ok(report);
+    }
+    let known = if reset {
+        HashMap::new()
+    } else if full {
+        known_rows(&journal.db, None).await?
+    } else {
+        let folders: Vec<String> = scanned.listed.iter().chain(&scanned.gone).cloned().collect();
+        known_rows(&journal.db, Some(&folders)).await?
+    };
+    let mut changed: Vec<(String, Stamp)> = Vec::new();
+    let mut known = known;
+    for (path, stamp) in &scanned.files {
+        if known.remove(path) != Some(*stamp) {
+            changed.push((path.clone(), *stamp));
+        }
+    }
+    changed.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut removed: Vec<String> = known.into_keys().collect();
+    removed.sort();
+
+    let mut updated: HashMap<String, Option<Arc<Note>>> = HashMap::new();
+    let mut first = true;
+    while first || !changed.is_empty() {
+        let rest = changed.split_off(changed.len().min(CHUNK_NOTES));
+        let chunk = std::mem::replace(&mut changed, rest);
+        let gone = if first {
+            std::mem::take(&mut removed)
+        } else {
+            Vec::new()
+        };
+        let clear = first && reset;
+        first = false;
+        if chunk.is_empty() && gone.is_empty() && !clear {
+            break;
+        }
+        let worker = Arc::clone(journal);
+        let outcome = tokio::task::spawn_blocking(move || index_chunk(&worker, chunk, gone, clear))
+            .await
+            .map_err(|e| JournalError::Invalid(format!("the indexing task failed: {e}")))??;
+        let Some((parsed, gone, done)) = outcome else {
+            report.deferred = true;
+            return Ok(report);
+        };
+        report.indexed += done.indexed;
+        report.removed += done.removed;
+        report.bytes += done.bytes;
+        report.failed.extend(done.failed);
+        write_catalog(journal, &parsed, &gone, clear).await?;
+        if clear {
+            vault.reset.store(false, Ordering::SeqCst);
+        }
+        for path in gone {
+            updated.insert(path, None);
+        }
+        for item in parsed {
+            updated.insert(item.path, item.outcome.ok().map(Arc::new));
+        }
+    }
+    if !updated.is_empty() || reset || full {
+        let current = vault.set();
+        // After a full scan, a note the set holds but the vault does not is gone too (the catalog
+        // may have been emptied by a reindex while the set was loaded).
+        let mut notes: Vec<Arc<Note>> = if reset {
+            Vec::new()
+        } else {
+            current
+                .all()
+                .iter()
+                .filter(|n| !updated.contains_key(&n.path) && (!full || scanned.files.contains_key(&n.path)))
+                .cloned()
+                .collect()
+        };
+        notes.extend(updated.into_values().flatten());
+        vault.replace_set(NoteSet::new(notes));
+    }
+    let stamps = match previous {
+        Some(mut stamps) => {
+            for folder in &scanned.gone {
+                stamps.remove(folder);
+            }
+            stamps.extend(scanned.folders);
+            stamps
+        }
+        None => scanned.folders,
+    };
+    if let Ok(mut slot) = vault.folder_stamps.lock() {
+        *slot = Some(stamps);
+    }
+    report.folders_scanned = scanned.listed.len();
+    for (path, error) in &report.failed {
+        tracing::warn!(note = %path, %error, "a note could not be read; agents do not see it until it changes");
+    }
+    Ok(report)
+}
+
+/// The catalog's stamps, of every note or of the notes directly in some folders.
+async fn known_rows(pool: &Pool, folders: Option<&[String]>) -> Result<HashMap<String, Stamp>, JournalError> {
+    let folders = folders.map(|f| serde_json::to_string(f).unwrap_or_else(|_| "[]".into()));
+    let rows = sqlx::query(
+        "SELECT path, mtime_ns, size FROM notes
+         WHERE ?1 IS NULL OR folder IN (SELECT value FROM json_each(?1))",
+    )
+    .bind(folders)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|row| {
+            (
+                row.get(0),
+                Stamp {
+                    mtime_ns: row.get(1),
+                    size: row.get(2),
+                },
+            )
+        })
+        .collect())
+}
+
+/// What one chunk left for the catalog: its read notes, the removed paths and its report. None:
+/// another process holds the index writer.
+type Chunk = Option<(Vec<Parsed>, Vec<String>, SyncReport)>;
+
+/// Reads and indexes one chunk of changed notes (and removes gone ones), and commits the index.
+fn index_chunk(
+    journal: &Journal,
+    changed: Vec<(String, Stamp)>,
+    removed: Vec<String>,
+    clear: bool,
+) -> Result<Chunk, JournalError> {
+    let index = &journal.index;
+    let writer = match index.writer() {
+        Ok(writer) => writer,
+        Err(tantivy::TantivyError::LockFailure(..)) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    if clear {
+        index.remove_category(&writer, "notes");
+    }
+    let mut report = SyncReport::default();
+    let mut parsed = Vec::with_capacity(changed.len());
+    for (path, stamp) in changed {
+        index.remove(&writer, &file_key(&path));
+        let outcome = match journal.notes.read_file(&path) {
+            None => Err("the file could not be read".to_string()),
+            Some((bytes, _)) => note::read(&path, &bytes, stamp.mtime_ns / 1_000_000).map(|read| {
+                if read.note.access != Access::Private {
+                    let doc = document(&read.note, read.body);
+                    report.bytes += doc.body.len() as u64;
+                    if let Err(error) = index.put(&writer, &doc) {
+                        tracing::warn!(note = %path, %error, "a note could not be indexed");
+                    }
+                }
+                read.note
+            }),
+        };
+        match &outcome {
+            Ok(_) => report.indexed += 1,
+            Err(error) => report.failed.push((path.clone(), error.clone())),
+        }
+        parsed.push(Parsed { path, stamp, outcome });
+    }
+    for path in &removed {
+        index.remove(&writer, &file_key(path));
+    }
+    report.removed = removed.len();
+    index.commit(writer)?;
+    Ok(Some((parsed, removed, report)))
+}
+
+/// The index's key of a note's documents (apart from the journal's own files, which are keyed by
+/// their path in the journal folder).
+pub fn file_key(path: &str) -> String {
+    format!("note:{path}")
+}
+
+/// A note's search document: its title, body, and its path and tags as hidden words.
+fn document(note: &Note, body: &str) -> IndexDoc {
+    let mut tags: Vec<String> = Vec::new();
+    for tag in &note.tags {
+        let lower = tag.to_lowercase();
+        for (at, _) in lower.match_indices('/') {
+            tags.push(lower[..at].to_string());
+        }
+        tags.push(lower);
+    }
+    let mut folders = Vec::new();
+    let folder = rules::folder_of(&note.path);
+    if !folder.is_empty() {
+        for (at, _) in folder.match_indices('/') {
+            folders.push(folder[..at].to_string());
+        }
+        folders.push(folder.to_string());
+    }
+    let extra = format!(
+        "{} {}",
+        note.path.replace(['/', '-', '_', '.'], " "),
+        note.tags.join(" ").replace('/', " ")
+    );
+    IndexDoc {
+        file: file_key(&note.path),
+        path: note.path.clone(),
+        category: "notes",
+        day: Some(day_of(note)),
+        facets: note.facets.clone(),
+        title: note.title.clone(),
+        body: body.to_string(),
+        extra,
+        tags,
+        folders,
+        note_key: Some(index_key(&note.path)),
+    }
+}
+
+/// The day a note is filed on for day ranges: its frontmatter `date` when that is a day, else the
+/// day (UTC) it was last modified.
+pub fn day_of(note: &Note) -> u64 {
+    let dated = note
+        .frontmatter
+        .get("date")
+        .and_then(|v| v.as_str())
+        .and_then(|text| Day::parse(text.get(..10).unwrap_or(text)).ok());
+    dated
+        .unwrap_or_else(|| Day::from_epoch_days(note.modified_ms.div_euclid(86_400_000)))
+        .as_number()
+}
+
+/// Writes one chunk's rows (and removes gone ones) in one transaction; `clear` first forgets every
+/// row and records the vault the catalog now describes.
+async fn write_catalog(
+    journal: &Journal,
+    parsed: &[Parsed],
+    removed: &[String],
+    clear: bool,
+) -> Result<(), JournalError> {
+    let rows: Vec<serde_json::Value> = parsed
+        .iter()
+        .map(|item| {
+            let (meta, error) = match &item.outcome {
+                Ok(note) => (serde_json::to_string(note).ok(), None),
+                Err(error) => (None, Some(error.clone())),
+            };
+            serde_json::json!([
+                item.path,
+                rules::folder_of(&item.path),
+                item.stamp.mtime_ns,
+                item.stamp.size,
+                meta,
+                error
+            ])
+        })
+        .collect();
+    let mut tx = crate::db::begin_write(&journal.db).await?;
+    if clear {
+        sqlx::query("DELETE FROM notes").execute(&mut *tx).await?;
+        sqlx::query(
+            "INSERT INTO journal_state (name, value) VALUES ('notes_vault', ?)
+             ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        )
+        .bind(journal.notes.root.to_string_lossy().to_string())
+        .execute(&mut *tx)
+        .await?;
+    }
+    if !removed.is_empty() {
+        sqlx::query("DELETE FROM notes WHERE path IN (SELECT value FROM json_each(?))")
+            .bind(serde_json::to_string(removed).unwrap_or_else(|_| "[]".into()))
+            .execute(&mut *tx)
+            .await?;
+    }
+    if !rows.is_empty() {
+        sqlx::query(
+            "INSERT INTO notes (path, folder, mtime_ns, size, meta, error)
+             SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5
+             FROM json_each(?) WHERE true
+             ON CONFLICT (path) DO UPDATE SET folder = excluded.folder, mtime_ns = excluded.mtime_ns,
+               size = excluded.size, meta = excluded.meta, error = excluded.error",
+        )
+        .bind(serde_json::to_string(&rows).unwrap_or_else(|_| "[]".into()))
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// The paths of every note a set holds (for tests and the owner's checks).
+pub fn paths(set: &NoteSet) -> HashSet<String> {
+    set.all().iter().map(|n| n.path.clone()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::content::Scope;
+    use crate::journal::demo_notes;
+    use crate::journal::index::SearchQuery;
+    use crate::journal::notes::Reader;
+
+    fn search(journal: &Journal, text: &str) -> Vec<String> {
+        let query = SearchQuery {
+            text: text.into(),
+            categories: vec!["notes".into()],
+            limit: 50,
+            ..SearchQuery::default()
+        };
+        journal
+            .index
+            .search(&query)
+            .unwrap()
+            .0
+            .into_iter()
+            .map(|h| h.path)
+            .collect()
+    }
+
+    fn whole() -> Reader {
+        Reader {
+            scope: Scope::WholeJournal,
+            label: "test".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_vault_is_catalogued_indexed_and_followed_through_edits_renames_and_deletions() {
+        let dir = tempfile::tempdir().unwrap();
+        let end = Day::parse("2026-11-30").unwrap();
+        demo_notes::write(&dir.path().join("notes"), end).unwrap();
+        let journal = Journal::open(dir.path()).await.unwrap();
+        let set = journal.notes.set();
+        assert_eq!(
+            set.len(),
+            demo_notes::NOTE_COUNT,
+            "every reachable note, the private one included"
+        );
+        assert!(set.at(demo_notes::PRIVATE_NOTE).is_some());
+        assert_eq!(set.visible(&whole()).count(), demo_notes::NOTE_COUNT - 1);
+        assert!(
+            search(&journal, demo_notes::PRIVATE_WORD).is_empty(),
+            "a private note is never indexed"
+        );
+        assert!(search(&journal, demo_notes::QUARANTINED_WORD).is_empty());
+        assert_eq!(
+            search(&journal, demo_notes::OVERRIDDEN_WORD),
+            [demo_notes::OVERRIDDEN_NOTE]
+        );
+
+        // A new note, an edit, a rename and a deletion, seen by quick syncs.
+        let vault = dir.path().join("notes");
+        std::fs::write(vault.join("Inbox-new.md"), "# Fresh\n\nwombat-sprocket\n").unwrap();
+        journal.sync().await.unwrap();
+        assert_eq!(search(&journal, "wombat-sprocket"), ["Inbox-new.md"]);
+        std::fs::create_dir_all(vault.join("Moved")).unwrap();
+        std::fs::rename(vault.join("Inbox-new.md"), vault.join("Moved/renamed.md")).unwrap();
+        journal.sync().await.unwrap();
+        assert_eq!(search(&journal, "wombat-sprocket"), ["Moved/renamed.md"]);
+        let set = journal.notes.set();
+        assert!(set.at("Inbox-new.md").is_none());
+        assert_eq!(set.at("Moved/renamed.md").unwrap().title, "Fresh");
+        // An edit in place that keeps the size is caught by a full sync.
+        std::fs::write(vault.join("Moved/renamed.md"), "# Fresh\n\nwombat-gearbox\n").unwrap();
+        journal.sync_to(Depth::Full).await.unwrap();
+        assert_eq!(search(&journal, "wombat-gearbox"), ["Moved/renamed.md"]);
+        // Made private by hand: gone from search and from what readers see.
+        std::fs::write(
+            vault.join("Moved/renamed.md"),
+            "---\naccess: private\n---\nwombat-gearbox\n",
+        )
+        .unwrap();
+        journal.sync_to(Depth::Full).await.unwrap();
+        assert!(search(&journal, "wombat-gearbox").is_empty());
+        assert!(journal.notes.set().find_path("Moved/renamed.md", &whole()).is_none());
+        std::fs::remove_dir_all(vault.join("Moved")).unwrap();
+        journal.sync().await.unwrap();
+        assert!(journal.notes.set().at("Moved/renamed.md").is_none());
+        assert_eq!(journal.notes.set().len(), demo_notes::NOTE_COUNT);
+
+        // Unreadable frontmatter: catalogued with its error, served nowhere.
+        std::fs::write(vault.join("broken.md"), "---\naccess: private\nwombat-broken\n").unwrap();
+        let report = journal.sync().await.unwrap();
+        assert_eq!(report.failed.len(), 1, "{report:?}");
+        assert!(journal.notes.set().at("broken.md").is_none());
+        assert!(search(&journal, "wombat-broken").is_empty());
+
+        // Opened again: the set comes from the catalog, without reading the files.
+        drop(journal);
+        let journal = Journal::open_unsynced(dir.path()).await.unwrap();
+        assert_eq!(journal.notes.set().len(), demo_notes::NOTE_COUNT);
+    }
+
+    #[tokio::test]
+    async fn another_vault_replaces_the_first_in_catalog_and_index() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("notes")).unwrap();
+        std::fs::write(dir.path().join("notes/first.md"), "aardvark-one\n").unwrap();
+        let journal = Journal::open(dir.path()).await.unwrap();
+        assert_eq!(search(&journal, "aardvark-one"), ["first.md"]);
+        drop(journal);
+        let other = tempfile::tempdir().unwrap();
+        std::fs::write(other.path().join("second.md"), "aardvark-two\n").unwrap();
+        std::fs::write(
+            dir.path().join("journal.toml"),
+            format!("[notes]\ndir = \"{}\"\n", other.path().display()),
+        )
+        .unwrap();
+        let journal = Journal::open(dir.path()).await.unwrap();
+        assert!(
+            search(&journal, "aardvark-one").is_empty(),
+            "the first vault's notes are forgotten"
+        );
+        assert_eq!(search(&journal, "aardvark-two"), ["second.md"]);
+        let paths = paths(&journal.notes.set());
+        assert_eq!(paths.into_iter().collect::<Vec<_>>(), ["second.md"]);
+        // A missing vault serves nothing and forgets nothing; back again, it serves again.
+        let moved = other.path().with_extension("away");
+        std::fs::rename(other.path(), &moved).unwrap();
+        journal.sync().await.unwrap();
+        assert!(journal.notes.set().is_empty());
+        std::fs::rename(&moved, other.path()).unwrap();
+        journal.sync().await.unwrap();
+        assert_eq!(journal.notes.set().len(), 1);
+    }
+}
