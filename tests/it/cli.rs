@@ -345,7 +345,10 @@ fn demo_reindex_and_config_errors() {
         parent.path(),
         &["demo", demo.to_str().unwrap(), "--days", "2", "--segments-per-day", "2"],
     );
-    assert!(out.contains("4 facets, 10 entities, 4 transcript segments, 60 notes"), "{out}");
+    assert!(
+        out.contains("4 facets, 10 entities, 4 transcript segments, 60 notes"),
+        "{out}"
+    );
     assert!(fails(parent.path(), &["demo", demo.to_str().unwrap()]).contains("not empty"));
     let reindexed = ok(&demo, &["reindex"]);
     assert!(reindexed.starts_with("indexed 78 files"), "{reindexed}");

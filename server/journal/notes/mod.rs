@@ -57,6 +57,8 @@ pub struct Vault {
     reset: AtomicBool,
     /// Whether the folder was missing at the last sync (said once, not every two seconds).
     missing: AtomicBool,
+    /// When the last full scan began and how long it took, to space full scans (see `sync`).
+    full_scan: Mutex<Option<(std::time::Instant, std::time::Duration)>>,
 }
 
 impl Vault {
@@ -85,6 +87,7 @@ impl Vault {
             folder_stamps: Mutex::new(None),
             reset: AtomicBool::new(reset),
             missing: AtomicBool::new(false),
+            full_scan: Mutex::new(None),
         })
     }
 

@@ -22,6 +22,13 @@ use crate::journal::day::Day;
 use crate::journal::index::IndexDoc;
 use crate::journal::{Journal, JournalError};
 
+/// A full scan (a `stat` of every note) runs at the latest this many times its own duration after
+/// the last one began: at most about 5% of a core, however large the vault. Editors often save in
+/// place, which changes no folder's time, so a small vault (a full scan of a few milliseconds) is
+/// scanned whole on every pass and an edit shows within the sync interval; a vault of 100,000
+/// notes every few passes.
+const FULL_SCAN_SPACING: u32 = 20;
+
 /// Notes read and indexed per index commit and catalog transaction.
 const CHUNK_NOTES: usize = if cfg!(test) { 5 } else { 5_000 };
 
@@ -73,7 +80,12 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
         vault.replace_set(load(&journal.db).await?);
     }
     let reset = vault.needs_reset();
-    let previous = if depth == Depth::Full || reset {
+    let full_due = match vault.full_scan.lock().ok().and_then(|s| *s) {
+        None => true,
+        Some((at, took)) => at.elapsed() >= took * FULL_SCAN_SPACING,
+    };
+    let started = std::time::Instant::now();
+    let previous = if depth == Depth::Full || reset || full_due {
         None
     } else {
         vault.folder_stamps.lock().ok().and_then(|s| s.clone())
@@ -148,7 +160,8 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
             updated.insert(item.path, item.outcome.ok().map(Arc::new));
         }
     }
-    if !updated.is_empty() || reset || full {
+    let dropped = full && vault.set().all().iter().any(|n| !scanned.files.contains_key(&n.path));
+    if !updated.is_empty() || reset || dropped {
         let current = vault.set();
         // After a full scan, a note the set holds but the vault does not is gone too (the catalog
         // may have been emptied by a reindex while the set was loaded).
@@ -177,6 +190,9 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
     };
     if let Ok(mut slot) = vault.folder_stamps.lock() {
         *slot = Some(stamps);
+    }
+    if full && let Ok(mut slot) = vault.full_scan.lock() {
+        *slot = Some((started, started.elapsed()));
     }
     report.folders_scanned = scanned.listed.len();
     for (path, error) in &report.failed {
