@@ -23,6 +23,11 @@ pub enum Op {
     Search,
     Fetch,
     SaveMemory,
+    NotesList,
+    NoteRead,
+    BaseQuery,
+    /// search with inline filters over notes (`tag:`, `[status:is ...]`, `path:`).
+    SearchNotes,
     /// The baseline's only request: a POST answered with a fixed body.
     Plain,
 }
@@ -35,6 +40,10 @@ impl Op {
             "search" => Some(Op::Search),
             "fetch" => Some(Op::Fetch),
             "save_memory" => Some(Op::SaveMemory),
+            "notes_list" => Some(Op::NotesList),
+            "note_read" => Some(Op::NoteRead),
+            "base_query" => Some(Op::BaseQuery),
+            "search_notes" => Some(Op::SearchNotes),
             _ => None,
         }
     }
@@ -46,6 +55,10 @@ impl Op {
             Op::Search => "search",
             Op::Fetch => "fetch",
             Op::SaveMemory => "save_memory",
+            Op::NotesList => "notes_list",
+            Op::NoteRead => "note_read",
+            Op::BaseQuery => "base_query",
+            Op::SearchNotes => "search_notes",
             Op::Plain => "baseline",
         }
     }
@@ -113,16 +126,21 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, String> {
         }
     }
     let references = Arc::new(per_key);
+    let notes = if options.mix.iter().any(|(op, _)| *op == Op::NoteRead) {
+        Arc::new(note_paths(options).await?)
+    } else {
+        Arc::new(Vec::new())
+    };
     let started = Instant::now();
     let mut workers = Vec::new();
     for worker in 0..options.clients {
-        let (options, budget, references) = (options.clone(), budget.clone(), references.clone());
+        let (options, budget, references, notes) = (options.clone(), budget.clone(), references.clone(), notes.clone());
         workers.push(tokio::spawn(async move {
             let mine = references
                 .get(worker % references.len().max(1))
                 .cloned()
                 .unwrap_or_default();
-            client_loop(&options, worker, &budget, deadline, &mine).await
+            client_loop(&options, worker, &budget, deadline, &mine, &notes).await
         }));
     }
     let mut report = LoadReport::default();
@@ -220,6 +238,35 @@ impl Session {
     }
 }
 
+/// Paths of notes to read, from one listing of the newest thousand.
+async fn note_paths(options: &LoadOptions) -> Result<Vec<String>, String> {
+    let session = Session::open(options, 0).await?;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "notes_list", "arguments": {"limit": 1000}}});
+    let (_, _, body) = session.post(&call).await?;
+    session.end().await;
+    let value: Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
+    let paths: Vec<String> = value["result"]["structuredContent"]["notes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|n| n["path"].as_str().map(str::to_string))
+        .collect();
+    if paths.is_empty() {
+        return Err("notes_list found no notes to read: does the key's grant include notes?".into());
+    }
+    Ok(paths)
+}
+
+/// One of `items`, drawn from the client's stream.
+fn pick(rng: &mut u64, items: &[&'static str]) -> &'static str {
+    items[(next(rng) % items.len() as u64) as usize]
+}
+
+/// Notes' tags and statuses the note requests draw from (those of `journal demo --notes`).
+const NOTE_TAGS: [&str; 6] = ["project", "idea", "meeting", "reading", "travel", "garden"];
+const STATUSES: [&str; 4] = ["todo", "active", "done", "someday"];
+
 /// References to fetch, from a few searches.
 async fn references(options: &LoadOptions, key_index: usize) -> Result<Vec<String>, String> {
     // Session::open picks the key by `worker % keys`, so the key index doubles as a worker number.
@@ -253,6 +300,7 @@ async fn client_loop(
     budget: &AtomicU64,
     deadline: Instant,
     references: &[String],
+    notes: &[String],
 ) -> Result<BTreeMap<Op, Samples>, String> {
     let session = Session::open(options, worker).await?;
     let mut rng = options.seed ^ (worker as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -278,7 +326,7 @@ async fn client_loop(
                 }
             })
             .map_or(Op::Ping, |(op, _)| *op);
-        let body = request(op, n, worker, &mut rng, references);
+        let body = request(op, n, worker, &mut rng, references, notes);
         let started = Instant::now();
         let outcome = session.post(&body).await;
         let micros = started.elapsed().as_micros();
@@ -313,8 +361,9 @@ fn is_error(bytes: &[u8]) -> bool {
     })
 }
 
-fn request(op: Op, n: u64, worker: usize, rng: &mut u64, references: &[String]) -> Value {
+fn request(op: Op, n: u64, worker: usize, rng: &mut u64, references: &[String], notes: &[String]) -> Value {
     let id = n;
+    let call = |name: &str, arguments: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
     match op {
         Op::Ping | Op::Plain => json!({"jsonrpc": "2.0", "id": id, "method": "ping"}),
         Op::ToolsList => json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}),
@@ -328,6 +377,40 @@ fn request(op: Op, n: u64, worker: usize, rng: &mut u64, references: &[String]) 
         }
         Op::SaveMemory => json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "save_memory",
             "arguments": {"content": format!("benchmark note {n} from client {worker}"), "operation_id": format!("bench-{worker}-{n}-{}", next(rng))}}}),
+        Op::NotesList => match n % 2 {
+            0 => call("notes_list", json!({"limit": 50})),
+            _ => call("notes_list", json!({"limit": 50, "tag": pick(rng, &NOTE_TAGS)})),
+        },
+        Op::NoteRead => {
+            let path = &notes[(next(rng) % notes.len().max(1) as u64) as usize];
+            call("note_read", json!({"path": path}))
+        }
+        Op::BaseQuery => {
+            let dsl = format!("where status is \"{}\"\nsort due desc\nlimit 50", pick(rng, &STATUSES));
+            call("base_query", json!({"dsl": dsl}))
+        }
+        Op::SearchNotes => {
+            let query = match n % 3 {
+                0 => format!(
+                    "{} tag:{}",
+                    pick(rng, &["report", "garden", "meeting", "budget"]),
+                    pick(rng, &NOTE_TAGS)
+                ),
+                1 => format!(
+                    "{} [status:is \"{}\"]",
+                    pick(rng, &["schedule", "coffee", "kitchen", "deadline"]),
+                    pick(rng, &STATUSES)
+                ),
+                _ => {
+                    let folder = next(rng) % 10;
+                    format!(
+                        "path:Generated/00{folder}/ {}",
+                        pick(rng, &["weekend", "timeline", "report"])
+                    )
+                }
+            };
+            call("search", json!({"query": query}))
+        }
     }
 }
 

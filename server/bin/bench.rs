@@ -35,7 +35,8 @@ struct Args {
     /// Stop after this many seconds even if requests remain.
     #[arg(long, default_value_t = 120)]
     seconds: u64,
-    /// The mix of requests, as op=weight: ping, tools/list, search, fetch, save_memory.
+    /// The mix of requests, as op=weight: ping, tools/list, search, fetch, save_memory, notes_list, note_read,
+    /// base_query, search_notes.
     #[arg(long, default_value = "ping=1,tools/list=1,search=4,fetch=2,save_memory=1")]
     mix: String,
     /// The server's process id, to report its CPU time and peak memory (Linux).
@@ -71,7 +72,9 @@ fn parse_mix(text: &str) -> Result<Vec<(Op, u32)>, String> {
     for part in text.split(',').filter(|p| !p.trim().is_empty()) {
         let (name, weight) = part.split_once('=').unwrap_or((part, "1"));
         let op = Op::parse(name.trim()).ok_or_else(|| {
-            format!("unknown request \"{name}\" in --mix: use ping, tools/list, search, fetch, save_memory")
+            format!(
+                "unknown request \"{name}\" in --mix: use ping, tools/list, search, fetch, save_memory, notes_list, note_read, base_query, search_notes"
+            )
         })?;
         let weight: u32 = weight
             .trim()

@@ -82,6 +82,9 @@ pub struct DemoArgs {
     /// Seed for the generator: the same seed writes the same journal.
     #[arg(long, default_value_t = 7)]
     pub seed: u64,
+    /// Generated notes to add to the sample vault, in notes/Generated/ (for benchmarks).
+    #[arg(long, default_value_t = 0)]
+    pub notes: u32,
 }
 
 pub async fn init(dir: &Path) -> anyhow::Result<()> {
@@ -191,6 +194,7 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<()> {
         segments_per_day: args.segments_per_day,
         seed: args.seed,
         end: Day::today(),
+        notes: args.notes,
     };
     let report = write_demo(&args.dir, &options).await?;
     println!("{report}");

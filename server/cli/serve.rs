@@ -53,6 +53,7 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
             segments_per_day: 4,
             seed: 7,
             end: Day::today(),
+            notes: 0,
         };
         say!("{}", write_demo(&dir, &options).await?);
         Journal::open(&dir).await?

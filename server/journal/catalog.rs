@@ -607,6 +607,7 @@ mod tests {
             segments_per_day: 5,
             seed: 3,
             end: Day::parse("2026-11-30").unwrap(),
+            notes: 0,
         };
         let written = demo::write(dir.path(), &options).unwrap();
         let files = written.facets + written.entities + written.segments;

@@ -23,6 +23,8 @@ pub struct DemoOptions {
     pub seed: u64,
     /// The last day with transcripts.
     pub end: Day,
+    /// Generated notes to write into `notes/Generated/` beside the sample vault (for benchmarks).
+    pub notes: u32,
 }
 
 /// What was written.
@@ -332,7 +334,73 @@ pub fn write(root: &Path, options: &DemoOptions) -> Result<Written, JournalError
     }
     let vault = root.join("notes");
     written.notes = super::demo_notes::write(&vault, options.end).map_err(|e| JournalError::io(&vault, e))?;
+    for i in 0..options.notes {
+        let (rel, text) = generated_note(&mut rng, &words, i, options);
+        let path = vault.join(&rel);
+        if i % 1000 == 0 {
+            let folder = path.parent().unwrap_or(&vault);
+            std::fs::create_dir_all(folder).map_err(|e| JournalError::io(folder, e))?;
+        }
+        write(format!("notes/{rel}"), text)?;
+        written.notes += 1;
+    }
     Ok(written)
+}
+
+/// Tags of generated notes, drawn with a Zipf distribution so some are common and most rare.
+const GENERATED_TAGS: [&str; 24] = [
+    "project", "idea", "meeting", "reading", "todo", "family", "health", "travel", "finance", "recipe", "garden",
+    "writing", "research", "review", "planning", "people", "home", "learning", "music", "running", "books", "design",
+    "ops", "archive",
+];
+
+/// One generated note: `Generated/<thousands>/note-<i>.md`, about 2 KB, with frontmatter of the
+/// kinds `base_query` reads (status, priority, dates, tags, facets), inline tags and wikilinks to
+/// other generated notes.
+fn generated_note(rng: &mut Rng, words: &[String], i: u32, options: &DemoOptions) -> (String, String) {
+    const STATUSES: [&str; 4] = ["todo", "active", "done", "someday"];
+    let title: Vec<&str> = (0..3).map(|_| words[rng.zipf(words.len())].as_str()).collect();
+    let title = format!("{} {} {i}", title_case_word(title[0]), title[1..].join(" "));
+    let tags: Vec<&str> = (0..1 + rng.below(3))
+        .map(|_| GENERATED_TAGS[rng.zipf(GENERATED_TAGS.len())])
+        .collect();
+    let facet = match rng.below(10) {
+        0..=1 => None,
+        n => Some(FACETS[n % FACETS.len()].0),
+    };
+    let created = options.end.minus_days(rng.below(1000) as i64);
+    let due = options.end.minus_days(rng.below(400) as i64 - 100);
+    let mut text = format!(
+        "---\nid: gen-{i}\ntitle: {title}\nstatus: {}\npriority: {}\ncreated: {created}\ndue: {due}\ntags: [{}]\n",
+        STATUSES[rng.below(STATUSES.len())],
+        1 + rng.below(5),
+        tags.join(", ")
+    );
+    if let Some(facet) = facet {
+        text.push_str(&format!("facets: [{facet}]\n"));
+    }
+    text.push_str(&format!("---\n# {title}\n\n"));
+    for line in 0..(12 + rng.below(12)) {
+        let mut sentence: Vec<String> = (0..12).map(|_| words[rng.zipf(words.len())].clone()).collect();
+        if line % 5 == 1 {
+            let other = rng.below(options.notes.max(1) as usize);
+            sentence.push(format!("[[note-{other:06}]]"));
+        }
+        if line % 7 == 3 {
+            sentence.push(format!("#{}", GENERATED_TAGS[rng.zipf(GENERATED_TAGS.len())]));
+        }
+        text.push_str(&title_case_word(&sentence.join(" ")));
+        text.push_str(".\n");
+    }
+    (format!("Generated/{:03}/note-{i:06}.md", i / 1000), text)
+}
+
+fn title_case_word(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 fn title_of(facet: &str) -> &'static str {
@@ -351,6 +419,31 @@ fn uuid_from(rng: &mut Rng) -> String {
 mod tests {
     use super::*;
 
+    #[tokio::test]
+    async fn generated_notes_join_the_sample_vault_and_all_read() {
+        let options = DemoOptions {
+            days: 1,
+            segments_per_day: 1,
+            seed: 5,
+            end: Day::parse("2026-11-30").unwrap(),
+            notes: 1_200,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &options).unwrap();
+        let journal = super::super::Journal::open(dir.path()).await.unwrap();
+        let set = journal.notes.set();
+        assert_eq!(set.len(), super::super::demo_notes::NOTE_COUNT + 1_200);
+        let generated = set.at("Generated/001/note-001100.md").unwrap();
+        assert_eq!(generated.id.as_deref(), Some("gen-1100"));
+        assert!(generated.frontmatter.contains_key("status") && !generated.tags.is_empty());
+        assert!(!generated.links.is_empty());
+        let unreadable: i64 = sqlx::query_scalar("SELECT count(*) FROM notes WHERE error IS NOT NULL")
+            .fetch_one(&journal.db)
+            .await
+            .unwrap();
+        assert_eq!(unreadable, 0);
+    }
+
     #[test]
     fn the_same_seed_writes_the_same_journal() {
         let options = DemoOptions {
@@ -358,6 +451,7 @@ mod tests {
             segments_per_day: 3,
             seed: 42,
             end: Day::parse("2026-11-30").unwrap(),
+            notes: 0,
         };
         let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let written = write(a.path(), &options).unwrap();
@@ -393,6 +487,7 @@ mod tests {
             segments_per_day: 300,
             seed: 1,
             end: Day::parse("2026-11-30").unwrap(),
+            notes: 0,
         };
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(write(dir.path(), &options).unwrap().segments, 300);

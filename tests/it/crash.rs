@@ -79,6 +79,7 @@ async fn acknowledged_saves_survive_sigkill() {
         segments_per_day: 2,
         seed: 3,
         end: journal::journal::day::Day::parse("2026-11-30").unwrap(),
+        notes: 0,
     };
     journal::journal::demo::write(&root, &options).unwrap();
     let key = {

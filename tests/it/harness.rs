@@ -39,6 +39,7 @@ impl TestServer {
             segments_per_day: 3,
             seed: 11,
             end: Day::parse(LAST_DAY).unwrap(),
+            notes: 0,
         };
         demo::write(dir.path(), &options).unwrap();
         TestServer::start_in(dir).await

@@ -211,6 +211,7 @@ async fn quick_syncs_list_only_the_folders_that_changed() {
         segments_per_day: 2,
         seed: 5,
         end: journal::journal::day::Day::parse("2026-11-30").unwrap(),
+        notes: 0,
     };
     journal::journal::demo::write(dir.path(), &options).unwrap();
     let journal = journal::journal::Journal::open(dir.path()).await.unwrap();
