@@ -29,7 +29,7 @@ pub enum PermissionCommand {
     Set {
         #[command(flatten)]
         who: Who,
-        /// transcripts, entities or facets (repeatable).
+        /// transcripts, entities, facets or notes (repeatable).
         #[arg(long, required = true)]
         category: Vec<String>,
         /// Limit to this facet, by name or id (repeatable); without it: the whole journal.
@@ -55,7 +55,7 @@ pub async fn run(journal: &Arc<Journal>, command: PermissionCommand) -> anyhow::
             let mut categories = BTreeSet::new();
             for name in &category {
                 let Some(category) = Category::parse(name) else {
-                    bail!("unknown category \"{name}\": use transcripts, entities or facets");
+                    bail!("unknown category \"{name}\": use transcripts, entities, facets or notes");
                 };
                 categories.insert(category);
             }

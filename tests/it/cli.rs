@@ -589,3 +589,55 @@ fn the_owner_registers_a_client_and_bad_ones_are_refused() {
         "the same registration answers the same client"
     );
 }
+
+#[test]
+fn notes_use_serves_a_vault_in_place_and_refuses_what_cannot_be_one() {
+    let parent = tempfile::tempdir().unwrap();
+    let journal = parent.path().join("journal");
+    let vault = parent.path().join("vault");
+    std::fs::create_dir_all(vault.join("Projects")).unwrap();
+    std::fs::write(vault.join("Projects/alpha.md"), "---\nstatus: active\n---\n# Alpha\n").unwrap();
+    std::fs::write(vault.join("secret.md"), "---\naccess: private\n---\n").unwrap();
+    std::fs::write(vault.join("broken.md"), "---\naccess: private\n").unwrap();
+    std::fs::write(vault.join("file.txt"), "not a folder").unwrap();
+    let before: Vec<(String, Vec<u8>)> = ["Projects/alpha.md", "secret.md", "broken.md"]
+        .iter()
+        .map(|p| (p.to_string(), std::fs::read(vault.join(p)).unwrap()))
+        .collect();
+
+    let vault_arg = vault.to_str().unwrap();
+    let out = ok(&journal, &["notes", "use", vault_arg]);
+    assert!(out.contains("2 notes"), "{out}");
+    assert!(out.contains("not served: broken.md: no closing '---'"), "{out}");
+    let settings = std::fs::read_to_string(journal.join("journal.toml")).unwrap();
+    assert!(settings.contains("[notes]") && settings.contains("vault"), "{settings}");
+    let status = ok(&journal, &["notes", "status"]);
+    assert!(status.contains("2 notes (0 read-only, 1 private)"), "{status}");
+    assert!(
+        status.contains(vault.canonicalize().unwrap().to_str().unwrap()),
+        "{status}"
+    );
+    for (path, bytes) in &before {
+        assert_eq!(
+            &std::fs::read(vault.join(path)).unwrap(),
+            bytes,
+            "{path} is never rewritten"
+        );
+    }
+    let entries = std::fs::read_dir(&vault).unwrap().count();
+    assert_eq!(entries, 5, "nothing added to the vault");
+
+    for (dir, expected) in [
+        (parent.path().join("nowhere"), "cannot be used as the notes folder"),
+        (vault.join("file.txt"), "is not a folder"),
+        (journal.clone(), "cannot be the journal folder itself"),
+        (journal.join("transcripts"), "journal's own transcripts/ folder"),
+    ] {
+        let error = fails(&journal, &["notes", "use", dir.to_str().unwrap()]);
+        assert!(error.contains(expected), "{dir:?}: {error}");
+    }
+    let after = std::fs::read_to_string(journal.join("journal.toml")).unwrap();
+    assert_eq!(after, settings, "a refused folder changes nothing");
+    std::fs::write(journal.join("journal.toml"), "[notes]\ndir = 3\n").unwrap();
+    assert!(fails(&journal, &["notes", "status"]).contains("[notes]"));
+}

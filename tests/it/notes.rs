@@ -24,6 +24,33 @@ fn paths(list: &Value) -> Vec<String> {
         .collect()
 }
 
+/// Checks an answer against the tool's declared output schema, as strict clients (the Python SDK)
+/// do: every required property is present, at the top and in the objects of arrays it lists.
+async fn conforms(client: &Client, tool: &str, answer: &Value) {
+    let schema = client.tool(tool).await["outputSchema"].clone();
+    check_required(&schema, &schema, answer, tool);
+}
+
+fn check_required(root: &Value, schema: &Value, value: &Value, at: &str) {
+    let schema = match schema.get("$ref").and_then(Value::as_str) {
+        Some(reference) => {
+            let name = reference.rsplit('/').next().unwrap();
+            &root["$defs"][name]
+        }
+        None => schema,
+    };
+    for name in schema["required"].as_array().into_iter().flatten() {
+        let name = name.as_str().unwrap();
+        assert!(value.get(name).is_some(), "{at}: required {name} missing in {value}");
+        let property = &schema["properties"][name];
+        if let (Some(items), Some(elements)) = (property.get("items"), value[name].as_array()) {
+            for element in elements.iter().filter(|e| e.is_object()) {
+                check_required(root, items, element, &format!("{at}.{name}[]"));
+            }
+        }
+    }
+}
+
 /// Every note a listing reaches, following its cursors.
 async fn all_notes(client: &Client) -> Vec<String> {
     let mut found = Vec::new();
@@ -145,7 +172,8 @@ async fn listing_reading_and_querying_the_demo_vault() {
     assert_eq!(by_id["path"], demo_notes::READ_ONLY_NOTE);
     let home = client.ok("note_read", json!({"path": "Home.md"})).await;
     assert_eq!(home["agents_md"]["path"], "AGENTS.md");
-    assert!(home.get("read_only").is_none());
+    assert_eq!(home["read_only"], false);
+    assert_eq!(home["truncated"], false);
     let synthetic = client
         .ok("note_read", json!({"id": format!("path:{}", "Inbox.md")}))
         .await;
@@ -188,6 +216,9 @@ async fn listing_reading_and_querying_the_demo_vault() {
         .await;
     assert!(grouped["groups"].as_array().unwrap().len() >= 3, "{grouped}");
 
+    conforms(&client, "base_query", &active).await;
+    conforms(&client, "base_query", &broken).await;
+    conforms(&client, "base_query", &grouped).await;
     let skills = client.ok("skills_list", json!({})).await;
     let ids: Vec<&str> = skills["skills"]
         .as_array()
@@ -200,6 +231,8 @@ async fn listing_reading_and_querying_the_demo_vault() {
     assert_eq!(review["path"], "Skills/weekly-review/SKILL.md");
     assert!(review["description"].as_str().unwrap().contains("Fridays"));
     assert!(review["body"].as_str().unwrap().contains("# Weekly review"));
+    conforms(&client, "skills_list", &skills).await;
+    conforms(&client, "skill_read", &review).await;
     assert!(
         client
             .refused("skill_read", json!({"id": "../x"}))
@@ -218,6 +251,8 @@ async fn search_finds_notes_and_its_filters_narrow_them() {
     assert_eq!(first["path"], demo_notes::READ_ONLY_NOTE);
     let fetched = client.ok("fetch", json!({"reference": first["reference"]})).await;
     assert_eq!(fetched["title"], "Atlas decision log");
+    conforms(&client, "search", &hits).await;
+    conforms(&client, "fetch", &fetched).await;
     assert!(fetched["text"].as_str().unwrap().contains("One warehouse"));
 
     let note_paths = |page: &Value| -> Vec<String> {

@@ -1,6 +1,9 @@
-"""What the Python tests share: the CLI, a token store for the SDK's OAuth client, and the owner's
-part of a sign-in (reading the consent page, typing the pairing code, following the redirect back)."""
+"""What the Python tests share: the CLI (minting a key, starting the server), a token store for the SDK's OAuth
+client, and the owner's part of a sign-in (reading the consent page, typing the pairing code, following the
+redirect back)."""
 
+import contextlib
+import json
 import os
 import re
 import subprocess
@@ -18,6 +21,34 @@ JOURNAL = os.environ.get("JOURNAL_BIN", "target/debug/journal")
 def run(journal_dir, *args):
     out = subprocess.run([JOURNAL, "--journal", journal_dir, *args], check=True, capture_output=True, text=True)
     return out.stdout
+
+
+def mint_key(journal_dir, label, categories, facets=()):
+    """A new key labelled `label`, granted `categories` over the whole journal or only `facets`."""
+    key = json.loads(run(journal_dir, "mcp", "token", "create", "--label", label, "--json"))["key"]
+    grant = [arg for category in categories for arg in ("--category", category)]
+    grant += [arg for facet in facets for arg in ("--facet", facet)]
+    run(journal_dir, "mcp", "permission", "set", "--token", label, *grant)
+    return key
+
+
+@contextlib.contextmanager
+def serve(journal_dir):
+    """`journal serve` on a free loopback port; yields its /mcp URL and stops it cleanly afterwards."""
+    process = subprocess.Popen([JOURNAL, "--journal", journal_dir, "serve", "--local-addr", "127.0.0.1:0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        url = None
+        for _ in range(50):
+            match = re.search(r"at (http://127\.0\.0\.1:\d+/mcp)", process.stdout.readline())
+            if match:
+                url = match.group(1)
+                break
+        assert url, "the server printed its address"
+        yield url
+    finally:
+        process.terminate()
+        assert process.wait(timeout=10) == 0, "SIGTERM stops the server cleanly"
 
 
 class MemoryStorage(TokenStorage):

@@ -48,10 +48,8 @@ pub struct Output {
     /// When the file was last changed (RFC 3339, UTC).
     pub modified: String,
     /// True when agents may read this note but never change it.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub read_only: bool,
     /// True when the body was cut at 512 KiB.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
     /// The nearest AGENTS.md (or AGENT.md) in the note's folder or above it.
     #[serde(skip_serializing_if = "Option::is_none")]
