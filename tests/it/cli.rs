@@ -625,7 +625,7 @@ fn notes_use_serves_a_vault_in_place_and_refuses_what_cannot_be_one() {
         );
     }
     let entries = std::fs::read_dir(&vault).unwrap().count();
-    assert_eq!(entries, 5, "nothing added to the vault");
+    assert_eq!(entries, 4, "nothing added to the vault");
 
     for (dir, expected) in [
         (parent.path().join("nowhere"), "cannot be used as the notes folder"),
