@@ -38,7 +38,7 @@ fuzz_target!(|data: &[u8]| {
             title: path,
             modified_ms: NOW_MS,
             tags: &tags,
-            frontmatter,
+            frontmatter: query::Frontmatter::Map(frontmatter),
         })
         .collect();
     match query::parse(text) {

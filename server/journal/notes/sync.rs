@@ -30,7 +30,7 @@ use crate::journal::{Journal, JournalError};
 const FULL_SCAN_SPACING: u32 = 20;
 
 /// Notes read and indexed per index commit and catalog transaction.
-const CHUNK_NOTES: usize = if cfg!(test) { 5 } else { 5_000 };
+const CHUNK_NOTES: usize = if cfg!(test) { 5 } else { 20_000 };
 
 /// The catalog's readable notes, for the set at open.
 pub(super) async fn load(pool: &Pool) -> Result<NoteSet, JournalError> {
@@ -57,7 +57,7 @@ struct Parsed {
     path: String,
     stamp: Stamp,
     /// The note, or why it could not be read.
-    outcome: Result<Note, String>,
+    outcome: Result<Arc<Note>, String>,
 }
 
 /// Brings the vault's catalog, index and set up to date. Callers hold the journal's sync lock.
@@ -123,6 +123,7 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
     removed.sort();
 
     let mut updated: HashMap<String, Option<Arc<Note>>> = HashMap::new();
+    let mut cataloging: Option<tokio::task::JoinHandle<Result<(), JournalError>>> = None;
     let mut first = true;
     while first || !changed.is_empty() {
         let rest = changed.split_off(changed.len().min(CHUNK_NOTES));
@@ -138,9 +139,12 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
             break;
         }
         let worker = Arc::clone(journal);
-        let outcome = tokio::task::spawn_blocking(move || index_chunk(&worker, chunk, gone, clear))
-            .await
-            .map_err(|e| JournalError::Invalid(format!("the indexing task failed: {e}")))??;
+        let outcome = tokio::task::spawn_blocking(move || index_chunk(&worker, chunk, gone, clear)).await;
+        // The previous chunk's rows were written while this one was read and indexed.
+        if let Some(previous) = cataloging.take() {
+            finish(previous).await?;
+        }
+        let outcome = outcome.map_err(|e| JournalError::Invalid(format!("the indexing task failed: {e}")))??;
         let Some((parsed, gone, done)) = outcome else {
             report.deferred = true;
             return Ok(report);
@@ -149,16 +153,22 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
         report.removed += done.removed;
         report.bytes += done.bytes;
         report.failed.extend(done.failed);
-        write_catalog(journal, &parsed, &gone, clear).await?;
-        if clear {
-            vault.reset.store(false, Ordering::SeqCst);
+        for path in &gone {
+            updated.insert(path.clone(), None);
         }
-        for path in gone {
-            updated.insert(path, None);
+        for item in &parsed {
+            updated.insert(item.path.clone(), item.outcome.as_ref().ok().cloned());
         }
-        for item in parsed {
-            updated.insert(item.path, item.outcome.ok().map(Arc::new));
-        }
+        let worker = Arc::clone(journal);
+        cataloging = Some(tokio::spawn(async move {
+            write_catalog(&worker, &parsed, &gone, clear).await
+        }));
+    }
+    if let Some(previous) = cataloging.take() {
+        finish(previous).await?;
+    }
+    if reset {
+        vault.reset.store(false, Ordering::SeqCst);
     }
     let dropped = full && vault.set().all().iter().any(|n| !scanned.files.contains_key(&n.path));
     if !updated.is_empty() || reset || dropped {
@@ -199,6 +209,12 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
         tracing::warn!(note = %path, %error, "a note could not be read; agents do not see it until it changes");
     }
     Ok(report)
+}
+
+/// Waits for a chunk's catalog transaction.
+async fn finish(task: tokio::task::JoinHandle<Result<(), JournalError>>) -> Result<(), JournalError> {
+    task.await
+        .map_err(|e| JournalError::Invalid(format!("the catalog task failed: {e}")))?
 }
 
 /// The catalog's stamps, of every note or of the notes directly in some folders.
@@ -259,7 +275,7 @@ fn index_chunk(
                         tracing::warn!(note = %path, %error, "a note could not be indexed");
                     }
                 }
-                read.note
+                Arc::new(read.note)
             }),
         };
         match &outcome {
@@ -345,7 +361,7 @@ async fn write_catalog(
         .iter()
         .map(|item| {
             let (meta, error) = match &item.outcome {
-                Ok(note) => (serde_json::to_string(note).ok(), None),
+                Ok(note) => (serde_json::to_string(note.as_ref()).ok(), None),
                 Err(error) => (None, Some(error.clone())),
             };
             serde_json::json!([

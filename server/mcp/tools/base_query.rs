@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_len};
 use crate::auth::Category;
-use crate::journal::notes::{query, rules};
+use crate::journal::notes::query;
 
 pub const DEF: ToolDef = ToolDef {
     name: "base_query",
@@ -68,17 +68,15 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     let reader = context.reader();
     let set = context.journal.notes.set();
     let now_ms = crate::clock::unix_now() * 1000;
-    let folder = parsed.folder().map(str::to_string);
-    let notes = set
-        .visible(&reader)
-        .map(|(note, _)| note)
-        .filter(|note| {
-            folder
-                .as_deref()
-                .is_none_or(|f| rules::under(&note.path, f.trim_matches('/')))
-        })
-        .map(|note| super::search::fields(note));
-    let result = parsed.run(notes, now_ms);
+    // The keys the query reads come from columns of the set (built once per set and key).
+    let keys = parsed.keys();
+    let built: Vec<_> = keys.iter().map(|key| set.column(key)).collect();
+    let columns: Vec<(&str, &[Option<serde_json::Value>])> = keys
+        .iter()
+        .zip(&built)
+        .map(|(key, values)| (*key, values.as_slice()))
+        .collect();
+    let result = parsed.run(set.query(&reader, &columns).map(|(_, fields)| fields), now_ms);
     let empty = result.total == 0;
     ToolOutput::of(
         &Output {

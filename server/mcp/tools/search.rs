@@ -128,12 +128,24 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     let with_notes = categories.contains(&Category::Notes);
     let now_ms = crate::clock::unix_now() * 1000;
     let note_keys = (with_notes && !conditions.is_empty()).then(|| {
-        let keys: HashSet<u64> = set
-            .visible(&reader)
-            .filter(|(note, _)| conditions.iter().all(|c| c.matches(&fields(note), now_ms)))
+        let mut keys: Vec<&str> = Vec::new();
+        for key in conditions.iter().flat_map(|c| c.keys()) {
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+        let built: Vec<_> = keys.iter().map(|key| set.column(key)).collect();
+        let columns: Vec<(&str, &[Option<serde_json::Value>])> = keys
+            .iter()
+            .zip(&built)
+            .map(|(key, values)| (*key, values.as_slice()))
+            .collect();
+        let passing: HashSet<u64> = set
+            .query(&reader, &columns)
+            .filter(|(_, fields)| conditions.iter().all(|c| c.matches(fields, now_ms)))
             .map(|(note, _)| notes::index_key(&note.path))
             .collect();
-        Arc::new(keys)
+        Arc::new(passing)
     });
     let not_files = if with_notes {
         set.all()
@@ -261,17 +273,6 @@ fn quoted(text: &str) -> String {
 
 fn condition(text: &str, name: &str) -> Result<query::Condition, ToolError> {
     query::parse_condition(text).map_err(|e| ToolError::Invalid(format!("{name}: {}", e.message)))
-}
-
-/// A note as the query language sees it.
-pub fn fields(note: &notes::Note) -> query::NoteFields<'_> {
-    query::NoteFields {
-        path: &note.path,
-        title: &note.title,
-        modified_ms: note.modified_ms,
-        tags: &note.tags,
-        frontmatter: &note.frontmatter,
-    }
 }
 
 /// The part of a scope inside another (a facet named twice must be in both).

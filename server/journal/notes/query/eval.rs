@@ -98,7 +98,7 @@ mod tests {
             title: "Alpha",
             modified_ms: 1_764_667_800_123,
             tags: &tags,
-            frontmatter: &frontmatter,
+            frontmatter: super::super::Frontmatter::Map(&frontmatter),
         };
         assert_eq!(field_value(&Field::Folder, &note), Some(Val::Text("Projects/2026")));
         assert_eq!(field_value(&Field::Key("gone".into()), &note), None);

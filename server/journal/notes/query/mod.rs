@@ -66,7 +66,35 @@ pub struct NoteFields<'a> {
     /// The note's tags (`__tags`).
     pub tags: &'a [String],
     /// The frontmatter as parsed from YAML.
-    pub frontmatter: &'a Map<String, Value>,
+    pub frontmatter: Frontmatter<'a>,
+}
+
+/// Where a note's frontmatter values are read from: its own map, or columns that the caller built
+/// for the keys a query names (one vector a key, indexed by the note's row). A scan of 100,000 notes
+/// through their maps is bound by memory (each map is its own allocations, and each lookup compares
+/// keys on the heap); a column keeps the values one query reads side by side.
+#[derive(Debug, Clone, Copy)]
+pub enum Frontmatter<'a> {
+    Map(&'a Map<String, Value>),
+    Columns {
+        /// (key, the values of that key by row); keys not among them are read from `map`.
+        columns: &'a [(&'a str, &'a [Option<Value>])],
+        row: usize,
+        map: &'a Map<String, Value>,
+    },
+}
+
+impl<'a> Frontmatter<'a> {
+    /// The value of a key, `None` when the note lacks it.
+    pub fn get(&self, key: &str) -> Option<&'a Value> {
+        match *self {
+            Frontmatter::Map(map) => map.get(key),
+            Frontmatter::Columns { columns, row, map } => match columns.iter().find(|(name, _)| *name == key) {
+                Some((_, values)) => values.get(row).and_then(Option::as_ref),
+                None => map.get(key),
+            },
+        }
+    }
 }
 
 /// Why a query could not be read: where, and what was expected there.
@@ -180,6 +208,35 @@ struct SortKey {
     descending: bool,
 }
 
+impl Condition {
+    /// The frontmatter keys the condition reads.
+    pub fn keys(&self) -> Vec<&str> {
+        let mut fields: Vec<&Field> = Vec::new();
+        self.visit_fields(&mut |field| fields.push(field));
+        key_names(fields)
+    }
+
+    fn visit_fields<'q>(&'q self, visit: &mut impl FnMut(&'q Field)) {
+        visit(&self.field);
+        if let Some(Operand::Field(field)) = &self.operand {
+            visit(field);
+        }
+    }
+}
+
+/// The frontmatter keys among some fields, each once, in order.
+fn key_names<'q>(fields: Vec<&'q Field>) -> Vec<&'q str> {
+    let mut keys: Vec<&str> = Vec::new();
+    for field in fields {
+        if let Field::Key(key) = field
+            && !keys.contains(&key.as_str())
+        {
+            keys.push(key);
+        }
+    }
+    keys
+}
+
 impl Field {
     /// The built-in fields, by the names queries use.
     const BUILT_IN: [(&'static str, Field); 5] = [
@@ -214,6 +271,18 @@ pub fn parse_condition(text: &str) -> Result<Condition, QueryError> {
 }
 
 impl Query {
+    /// The frontmatter keys the query reads to choose and order notes (its `where`, `sort` and
+    /// `group by`), each once: the columns worth building before a run.
+    pub fn keys(&self) -> Vec<&str> {
+        let mut fields: Vec<&Field> = Vec::new();
+        for condition in self.filters.iter().flatten().flatten() {
+            condition.visit_fields(&mut |field| fields.push(field));
+        }
+        fields.extend(self.sort.iter().map(|key| &key.field));
+        fields.extend(self.group_by.iter());
+        key_names(fields)
+    }
+
     /// The folder from `from notes in "..."`, if the query names one.
     pub fn folder(&self) -> Option<&str> {
         self.folder.as_deref()

@@ -37,7 +37,7 @@ impl Note {
             title: &self.title,
             modified_ms: self.modified_ms,
             tags: &self.tags,
-            frontmatter: &self.frontmatter,
+            frontmatter: super::Frontmatter::Map(&self.frontmatter),
         }
     }
 }
