@@ -25,8 +25,11 @@ pub struct NoteSet {
     /// Frontmatter ids, each to its notes in path order (ids are not guaranteed unique).
     by_id: HashMap<String, Vec<usize>>,
     /// Frontmatter columns built for queries (see `column`), most recently used first.
-    columns: Mutex<Vec<(String, Arc<Vec<Option<Value>>>)>>,
+    columns: Mutex<Vec<(String, Column)>>,
 }
+
+/// One frontmatter key's values, by row.
+pub type Column = Arc<Vec<Option<Value>>>;
 
 /// Columns kept per set: a column of 100,000 notes is a few megabytes.
 const COLUMNS_KEPT: usize = 8;
@@ -55,7 +58,7 @@ impl NoteSet {
     /// One frontmatter key's values for every note, by row (the note's place in `all`). Built on
     /// first use and kept while the set lives (the set never changes; a sync makes a new one), so a
     /// query reads its keys from a few contiguous vectors instead of 100,000 maps.
-    pub fn column(&self, key: &str) -> Arc<Vec<Option<Value>>> {
+    pub fn column(&self, key: &str) -> Column {
         if let Ok(mut columns) = self.columns.lock()
             && let Some(at) = columns.iter().position(|(name, _)| name == key)
         {
@@ -86,8 +89,11 @@ impl NoteSet {
         reader: &'a Reader,
         columns: &'a [(&'a str, &'a [Option<Value>])],
     ) -> impl Iterator<Item = (&'a Arc<Note>, NoteFields<'a>)> + 'a {
-        self.newest.iter().enumerate().filter_map(move |(row, note)| {
-            sight(note, reader).visible().then(|| {
+        self.newest
+            .iter()
+            .enumerate()
+            .filter(move |(_, note)| sight(note, reader).visible())
+            .map(move |(row, note)| {
                 let fields = NoteFields {
                     path: &note.path,
                     title: &note.title,
@@ -101,7 +107,6 @@ impl NoteSet {
                 };
                 (note, fields)
             })
-        })
     }
 
     pub fn len(&self) -> usize {

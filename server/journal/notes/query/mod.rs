@@ -225,7 +225,7 @@ impl Condition {
 }
 
 /// The frontmatter keys among some fields, each once, in order.
-fn key_names<'q>(fields: Vec<&'q Field>) -> Vec<&'q str> {
+fn key_names(fields: Vec<&Field>) -> Vec<&str> {
     let mut keys: Vec<&str> = Vec::new();
     for field in fields {
         if let Field::Key(key) = field
