@@ -256,12 +256,16 @@ async fn an_edited_grant_applies_to_the_next_call_of_an_open_session() {
 
     let page = text(&get(&server, &format!("/app/connections/{id}"), Some(&owner.secret)).await);
     assert!(page.contains("its own notes only"), "{page}");
+    assert!(
+        page.contains("value=\"notes\""),
+        "the notes category can be granted here"
+    );
     let path = format!("/app/connections/{id}/grant");
     let saved = submit(
         &server,
         &owner,
         &path,
-        "category=transcripts&category=entities&category=facets&scope=journal",
+        "category=transcripts&category=entities&category=facets&category=notes&scope=journal",
     )
     .await;
     assert_eq!(saved.status, StatusCode::SEE_OTHER);
@@ -272,12 +276,13 @@ async fn an_edited_grant_applies_to_the_next_call_of_an_open_session() {
     );
     assert_eq!(
         client.tool_names().await.len(),
-        9,
+        14,
         "the open session sees the new grant"
     );
     let page = text(&get(&server, &location, Some(&owner.secret)).await);
     assert!(page.contains("Saved."));
     assert!(page.contains("<code>get_entity</code>"), "the tools it is offered");
+    assert!(page.contains("<code>note_read</code>"), "{page}");
 
     let work = server.facet_id("work");
     let narrowed = submit(

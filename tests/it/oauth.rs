@@ -519,6 +519,7 @@ async fn the_consent_page_shows_facet_names_only_after_the_code() {
         "name=\"scope\" value=\"journal\"",
         "name=\"scope\" value=\"facets\"",
         "name=\"category\" value=\"transcripts\"",
+        "name=\"category\" value=\"notes\"",
         "name=\"decision\" value=\"approve\"",
         "name=\"decision\" value=\"deny\"",
     ] {

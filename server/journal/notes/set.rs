@@ -24,6 +24,9 @@ pub struct NoteSet {
     by_path: HashMap<String, usize>,
     /// Frontmatter ids, each to its notes in path order (ids are not guaranteed unique).
     by_id: HashMap<String, Vec<usize>>,
+    /// The rows of notes with `agent_overrides`, so that what hides a note from one connection is
+    /// found without reading every note.
+    overridden: Vec<usize>,
     /// Frontmatter columns built for queries (see `column`), most recently used first.
     columns: Mutex<Vec<(String, Column)>>,
 }
@@ -47,10 +50,12 @@ impl NoteSet {
         for indices in by_id.values_mut() {
             indices.sort_by(|a, b| notes[*a].path.cmp(&notes[*b].path));
         }
+        let overridden = (0..notes.len()).filter(|i| !notes[*i].overrides.is_empty()).collect();
         NoteSet {
             newest: notes,
             by_path,
             by_id,
+            overridden,
             columns: Mutex::new(Vec::new()),
         }
     }
@@ -133,6 +138,14 @@ impl NoteSet {
             let seen = sight(note, reader);
             seen.visible().then_some((note, seen))
         })
+    }
+
+    /// The notes that `agent_overrides` hide from `reader` (a search excludes them by name).
+    pub fn hidden_by_overrides<'a>(&'a self, reader: &'a Reader) -> impl Iterator<Item = &'a Arc<Note>> + 'a {
+        self.overridden
+            .iter()
+            .map(|i| &self.newest[*i])
+            .filter(|note| reader.override_in(note) == Some(super::note::Override::NoAccess))
     }
 
     /// A note by path, as `reader` may see it.

@@ -148,9 +148,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         Arc::new(passing)
     });
     let not_files = if with_notes {
-        set.all()
-            .iter()
-            .filter(|note| reader.override_in(note) == Some(notes::note::Override::NoAccess))
+        set.hidden_by_overrides(&reader)
             .map(|note| notes::sync::file_key(&note.path))
             .collect()
     } else {
