@@ -29,7 +29,27 @@ pub struct NoteSet {
     overridden: Vec<usize>,
     /// Frontmatter columns built for queries (see `column`), most recently used first.
     columns: Mutex<Vec<(String, Column)>>,
+    /// What a query's scan reads of every note, side by side by row, so that a scan of 100,000
+    /// notes never reads the notes themselves (each its own allocation: a scan through them is
+    /// bound by memory, about 250 ns a note).
+    rows: Rows,
+    /// The rows each recent reader may see (see `visible_rows`), most recently used first.
+    sights: Mutex<Vec<(Reader, Arc<Vec<u32>>)>>,
 }
+
+/// The built-in fields of every note, by row.
+#[derive(Debug, Default)]
+struct Rows {
+    paths: Vec<Box<str>>,
+    titles: Vec<Box<str>>,
+    modified: Vec<i64>,
+    tags: Vec<Box<[String]>>,
+    /// `notes::index_key` of each path, for filters over the search index.
+    index_keys: Vec<u64>,
+}
+
+/// Readers whose visible rows are kept per set.
+const SIGHTS_KEPT: usize = 16;
 
 /// One frontmatter key's values, by row.
 pub type Column = Arc<Vec<Option<Value>>>;
@@ -51,12 +71,21 @@ impl NoteSet {
             indices.sort_by(|a, b| notes[*a].path.cmp(&notes[*b].path));
         }
         let overridden = (0..notes.len()).filter(|i| !notes[*i].overrides.is_empty()).collect();
+        let rows = Rows {
+            paths: notes.iter().map(|n| n.path.as_str().into()).collect(),
+            titles: notes.iter().map(|n| n.title.as_str().into()).collect(),
+            modified: notes.iter().map(|n| n.modified_ms).collect(),
+            tags: notes.iter().map(|n| n.tags.clone().into_boxed_slice()).collect(),
+            index_keys: notes.iter().map(|n| super::index_key(&n.path)).collect(),
+        };
         NoteSet {
             newest: notes,
             by_path,
             by_id,
             overridden,
             columns: Mutex::new(Vec::new()),
+            rows,
+            sights: Mutex::new(Vec::new()),
         }
     }
 
@@ -87,31 +116,61 @@ impl NoteSet {
         values
     }
 
+    /// The rows `reader` may see, decided by `sight` for every note once per set and reader and
+    /// kept (the set never changes; a sync makes a new one).
+    pub fn visible_rows(&self, reader: &Reader) -> Arc<Vec<u32>> {
+        let same = |kept: &Reader| kept.label == reader.label && kept.scope == reader.scope;
+        if let Ok(mut sights) = self.sights.lock()
+            && let Some(at) = sights.iter().position(|(kept, _)| same(kept))
+        {
+            let found = sights.remove(at);
+            let rows = Arc::clone(&found.1);
+            sights.insert(0, found);
+            return rows;
+        }
+        let rows: Arc<Vec<u32>> = Arc::new(
+            (0..self.newest.len() as u32)
+                .filter(|row| sight(&self.newest[*row as usize], reader).visible())
+                .collect(),
+        );
+        if let Ok(mut sights) = self.sights.lock() {
+            sights.retain(|(kept, _)| !same(kept));
+            sights.insert(0, (reader.clone(), Arc::clone(&rows)));
+            sights.truncate(SIGHTS_KEPT);
+        }
+        rows
+    }
+
     /// The notes `reader` may see as the query language reads them, newest first, with frontmatter
-    /// `keys` read from columns.
+    /// keys read from `columns`. `rows` is `visible_rows(reader)`.
     pub fn query<'a>(
         &'a self,
-        reader: &'a Reader,
+        rows: &'a [u32],
         columns: &'a [(&'a str, &'a [Option<Value>])],
-    ) -> impl Iterator<Item = (&'a Arc<Note>, NoteFields<'a>)> + 'a {
-        self.newest
-            .iter()
-            .enumerate()
-            .filter(move |(_, note)| sight(note, reader).visible())
-            .map(move |(row, note)| {
-                let fields = NoteFields {
-                    path: &note.path,
-                    title: &note.title,
-                    modified_ms: note.modified_ms,
-                    tags: &note.tags,
-                    frontmatter: Frontmatter::Columns {
-                        columns,
-                        row,
-                        map: &note.frontmatter,
-                    },
-                };
-                (note, fields)
-            })
+    ) -> impl Iterator<Item = (usize, NoteFields<'a>)> + 'a {
+        rows.iter().map(move |row| {
+            let row = *row as usize;
+            let note = &self.newest[row];
+            let fields = NoteFields {
+                path: &self.rows.paths[row],
+                title: &self.rows.titles[row],
+                modified_ms: self.rows.modified[row],
+                tags: &self.rows.tags[row],
+                // A reference to the map, not a read of it: the note is read only when a key
+                // outside the columns is asked for.
+                frontmatter: Frontmatter::Columns {
+                    columns,
+                    row,
+                    map: &note.frontmatter,
+                },
+            };
+            (row, fields)
+        })
+    }
+
+    /// The search index's key of the note in a row.
+    pub fn index_key_at(&self, row: usize) -> u64 {
+        self.rows.index_keys.get(row).copied().unwrap_or(0)
     }
 
     pub fn len(&self) -> usize {
@@ -259,7 +318,8 @@ mod tests {
             .zip(&built)
             .map(|(key, values)| (*key, values.as_slice()))
             .collect();
-        let from_columns = query.run(set.query(&reader, &columns).map(|(_, fields)| fields), 0);
+        let rows = set.visible_rows(&reader);
+        let from_columns = query.run(set.query(&rows, &columns).map(|(_, fields)| fields), 0);
         let from_maps = query.run(
             set.visible(&reader).map(|(note, _)| NoteFields {
                 path: &note.path,
@@ -274,6 +334,10 @@ mod tests {
         assert_eq!(from_columns.rows, from_maps.rows);
         assert_eq!(from_columns.total, from_maps.total);
         assert!(Arc::ptr_eq(&set.column("status"), &built[0]), "a column is built once");
+        assert!(
+            Arc::ptr_eq(&set.visible_rows(&reader), &rows),
+            "and the rows of a reader"
+        );
     }
 
     #[test]

@@ -71,12 +71,13 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     // The keys the query reads come from columns of the set (built once per set and key).
     let keys = parsed.keys();
     let built: Vec<_> = keys.iter().map(|key| set.column(key)).collect();
+    let rows = set.visible_rows(&reader);
     let columns: Vec<(&str, &[Option<serde_json::Value>])> = keys
         .iter()
         .zip(&built)
         .map(|(key, values)| (*key, values.as_slice()))
         .collect();
-    let result = parsed.run(set.query(&reader, &columns).map(|(_, fields)| fields), now_ms);
+    let result = parsed.run(set.query(&rows, &columns).map(|(_, fields)| fields), now_ms);
     let empty = result.total == 0;
     ToolOutput::of(
         &Output {

@@ -135,15 +135,16 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
             }
         }
         let built: Vec<_> = keys.iter().map(|key| set.column(key)).collect();
+        let rows = set.visible_rows(&reader);
         let columns: Vec<(&str, &[Option<serde_json::Value>])> = keys
             .iter()
             .zip(&built)
             .map(|(key, values)| (*key, values.as_slice()))
             .collect();
         let passing: HashSet<u64> = set
-            .query(&reader, &columns)
+            .query(&rows, &columns)
             .filter(|(_, fields)| conditions.iter().all(|c| c.matches(fields, now_ms)))
-            .map(|(note, _)| notes::index_key(&note.path))
+            .map(|(row, _)| set.index_key_at(row))
             .collect();
         Arc::new(passing)
     });
