@@ -190,7 +190,7 @@ pub(super) async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncRep
 }
 
 /// Waits for a chunk's catalog transaction.
-async fn finish(task: tokio::task::JoinHandle<Result<(), JournalError>>) -> Result<(), JournalError> {
+pub(super) async fn finish(task: tokio::task::JoinHandle<Result<(), JournalError>>) -> Result<(), JournalError> {
     task.await
         .map_err(|e| JournalError::Invalid(format!("the catalog task failed: {e}")))?
 }

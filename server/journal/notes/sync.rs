@@ -17,7 +17,7 @@ use super::scan::{self, Stamp};
 use super::set::NoteSet;
 use super::{index_key, rules};
 use crate::db::Pool;
-use crate::journal::catalog::{Depth, SyncReport};
+use crate::journal::catalog::{Depth, SyncReport, finish};
 use crate::journal::day::Day;
 use crate::journal::index::IndexDoc;
 use crate::journal::{Journal, JournalError};
@@ -209,12 +209,6 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
         tracing::warn!(note = %path, %error, "a note could not be read; agents do not see it until it changes");
     }
     Ok(report)
-}
-
-/// Waits for a chunk's catalog transaction.
-async fn finish(task: tokio::task::JoinHandle<Result<(), JournalError>>) -> Result<(), JournalError> {
-    task.await
-        .map_err(|e| JournalError::Invalid(format!("the catalog task failed: {e}")))?
 }
 
 /// The catalog's stamps, of every note or of the notes directly in some folders.
