@@ -1,3 +1,5 @@
+//! The operators' meanings, one table of cases per operator and kind of value.
+
 use serde_json::json;
 
 use super::*;

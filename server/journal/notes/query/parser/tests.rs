@@ -1,3 +1,5 @@
+//! Every clause, and every mistake with the line, column and words of its error.
+
 use super::*;
 use crate::journal::day::Day;
 use crate::journal::notes::query::{MAX_CONDITIONS_PER_LINE, Op, Operand};
