@@ -183,6 +183,7 @@ async fn listing_reading_and_querying_the_demo_vault() {
         (json!({"path": "a.md", "id": "b"}), "either path or id"),
         (json!({"path": "../journal.db"}), "path"),
         (json!({"path": "a\\b.md"}), "path"),
+        (json!({"id": "x".repeat(2000)}), "id is too long"),
     ] {
         let refused = client.refused("note_read", arguments.clone()).await;
         assert!(refused.contains(expected), "{arguments}: {refused}");
@@ -211,6 +212,10 @@ async fn listing_reading_and_querying_the_demo_vault() {
         broken["error"]["message"].as_str().unwrap().contains("expected"),
         "{broken}"
     );
+    let long = client
+        .refused("base_query", json!({"dsl": "#".repeat(8 * 1024 + 1)}))
+        .await;
+    assert!(long.contains("dsl is too long"), "{long}");
     let grouped = client
         .ok("base_query", json!({"dsl": "where status exists\ngroup by status"}))
         .await;

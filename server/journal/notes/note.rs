@@ -133,10 +133,8 @@ pub fn read<'a>(path: &str, bytes: &'a [u8], modified_ms: i64) -> Result<Read<'a
         .unwrap_or_else(|| rules::stem_of(path).to_string());
     let mut tags = list_of(frontmatter.get("tags"));
     for tag in facts.tags {
-        if !tags
-            .iter()
-            .any(|t| t.eq_ignore_ascii_case(&tag) || t.to_lowercase() == tag.to_lowercase())
-        {
+        let folded = tag.to_lowercase();
+        if !tags.iter().any(|t| t.to_lowercase() == folded) {
             tags.push(tag);
         }
     }

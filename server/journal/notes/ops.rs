@@ -1,14 +1,17 @@
-//! The read operations on notes that tools perform: list, read one (with its AGENTS.md), skills.
+//! The read operations on notes that tools perform: list, read one (with its AGENTS.md), skills,
+//! `base_query` runs and the parts of a search that concern notes.
 //!
 //! Each takes a `Reader` and goes through `access::sight` (through the `NoteSet` lookups, and again
 //! on the file as it is read now, so a note made private a moment ago is not served before the next
 //! sync). A note that is missing, hidden or quarantined gives the same `NoteError::Missing`, built
 //! by one function, before any file is opened for the first two.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::access::{Reader, Sight, sight};
-use super::note::{self, Note};
+use super::note::{self, Note, Override};
+use super::query::{Condition, NoteFields, Query, QueryOutput};
 use super::set::{NoteSet, skill_name};
 use super::{Vault, rules};
 
@@ -144,6 +147,55 @@ fn fresh(vault: &Vault, reader: &Reader, path: &str) -> Option<(Note, String, Si
     }
     let body = read.body.to_string();
     Some((read.note, body, seen))
+}
+
+/// Runs a query over the notes `reader` may see.
+pub fn run_query(set: &NoteSet, reader: &Reader, query: &Query, now_ms: i64) -> QueryOutput {
+    with_columns(set, reader, &query.keys(), |rows| {
+        query.run(rows.map(|(_, fields)| fields), now_ms)
+    })
+}
+
+/// The search index's keys of the notes `reader` may see for which every condition holds: the
+/// filter a search with frontmatter conditions (`has:`, `[key:op value]`) applies.
+pub fn passing(set: &NoteSet, reader: &Reader, conditions: &[Condition], now_ms: i64) -> HashSet<u64> {
+    let mut keys: Vec<&str> = Vec::new();
+    for key in conditions.iter().flat_map(Condition::keys) {
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    with_columns(set, reader, &keys, |rows| {
+        rows.filter(|(_, fields)| conditions.iter().all(|c| c.matches(fields, now_ms)))
+            .map(|(row, _)| set.index_key_at(row))
+            .collect()
+    })
+}
+
+/// The search index's file keys of the notes that `agent_overrides` hide from `reader` (a search
+/// excludes them by name; private notes are not indexed at all).
+pub fn hidden_by_overrides(set: &NoteSet, reader: &Reader) -> Vec<String> {
+    set.with_overrides()
+        .filter(|note| reader.override_in(note) == Some(Override::NoAccess))
+        .map(|note| super::sync::file_key(&note.path))
+        .collect()
+}
+
+/// Calls `scan` with the rows `reader` may see, their frontmatter `keys` read from the set's columns.
+fn with_columns<T>(
+    set: &NoteSet,
+    reader: &Reader,
+    keys: &[&str],
+    scan: impl FnOnce(&mut dyn Iterator<Item = (usize, NoteFields<'_>)>) -> T,
+) -> T {
+    let built: Vec<_> = keys.iter().map(|key| set.column(key)).collect();
+    let rows = set.visible_rows(reader);
+    let columns: Vec<(&str, &[Option<serde_json::Value>])> = keys
+        .iter()
+        .zip(&built)
+        .map(|(key, values)| (*key, values.as_slice()))
+        .collect();
+    scan(&mut set.query(&rows, &columns))
 }
 
 /// A skill as listed.

@@ -27,6 +27,8 @@ pub struct NoteSet {
     /// The rows of notes with `agent_overrides`, so that what hides a note from one connection is
     /// found without reading every note.
     overridden: Vec<usize>,
+    /// The rows of skills (`Skills/<name>/SKILL.md`), by path.
+    skill_rows: Vec<usize>,
     /// Frontmatter columns built for queries (see `column`), most recently used first.
     columns: Mutex<Vec<(String, Column)>>,
     /// What a query's scan reads of every note, side by side by row, so that a scan of 100,000
@@ -71,6 +73,10 @@ impl NoteSet {
             indices.sort_by(|a, b| notes[*a].path.cmp(&notes[*b].path));
         }
         let overridden = (0..notes.len()).filter(|i| !notes[*i].overrides.is_empty()).collect();
+        let mut skill_rows: Vec<usize> = (0..notes.len())
+            .filter(|i| skill_name(&notes[*i].path).is_some())
+            .collect();
+        skill_rows.sort_by(|a, b| notes[*a].path.cmp(&notes[*b].path));
         let rows = Rows {
             paths: notes.iter().map(|n| n.path.as_str().into()).collect(),
             titles: notes.iter().map(|n| n.title.as_str().into()).collect(),
@@ -83,6 +89,7 @@ impl NoteSet {
             by_path,
             by_id,
             overridden,
+            skill_rows,
             columns: Mutex::new(Vec::new()),
             rows,
             sights: Mutex::new(Vec::new()),
@@ -199,12 +206,10 @@ impl NoteSet {
         })
     }
 
-    /// The notes that `agent_overrides` hide from `reader` (a search excludes them by name).
-    pub fn hidden_by_overrides<'a>(&'a self, reader: &'a Reader) -> impl Iterator<Item = &'a Arc<Note>> + 'a {
-        self.overridden
-            .iter()
-            .map(|i| &self.newest[*i])
-            .filter(|note| reader.override_in(note) == Some(super::note::Override::NoAccess))
+    /// The notes with `agent_overrides` (few, so what hides a note from one connection is found
+    /// without reading every note).
+    pub fn with_overrides(&self) -> impl Iterator<Item = &Arc<Note>> + '_ {
+        self.overridden.iter().map(|i| &self.newest[*i])
     }
 
     /// A note by path, as `reader` may see it.
@@ -254,13 +259,11 @@ impl NoteSet {
 
     /// The skills `reader` may see: `Skills/<name>/SKILL.md`, by name.
     pub fn skills<'a>(&'a self, reader: &'a Reader) -> Vec<&'a Arc<Note>> {
-        let mut skills: Vec<&Arc<Note>> = self
-            .visible(reader)
-            .map(|(note, _)| note)
-            .filter(|note| skill_name(&note.path).is_some())
-            .collect();
-        skills.sort_by(|a, b| a.path.cmp(&b.path));
-        skills
+        self.skill_rows
+            .iter()
+            .map(|row| &self.newest[*row])
+            .filter(|note| sight(note, reader).visible())
+            .collect()
     }
 }
 

@@ -6,7 +6,7 @@
 //! words cannot surface in any search. A note that cannot be read keeps its row with the error and
 //! is served nowhere until it changes.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -103,6 +103,7 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
     if !full && scanned.listed.is_empty() && scanned.gone.is_empty() {
         return Ok(report);
     }
+    // What the catalog knows of the scanned folders; what is left after the scan is gone.
     let known = if reset {
         HashMap::new()
     } else if full {
@@ -111,8 +112,8 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
         let folders: Vec<String> = scanned.listed.iter().chain(&scanned.gone).cloned().collect();
         known_rows(&journal.db, Some(&folders)).await?
     };
-    let mut changed: Vec<(String, Stamp)> = Vec::new();
     let mut known = known;
+    let mut changed: Vec<(String, Stamp)> = Vec::new();
     for (path, stamp) in &scanned.files {
         if known.remove(path) != Some(*stamp) {
             changed.push((path.clone(), *stamp));
@@ -401,11 +402,6 @@ async fn write_catalog(
     Ok(())
 }
 
-/// The paths of every note a set holds (for tests and the owner's checks).
-pub fn paths(set: &NoteSet) -> HashSet<String> {
-    set.all().iter().map(|n| n.path.clone()).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -526,8 +522,8 @@ mod tests {
             "the first vault's notes are forgotten"
         );
         assert_eq!(search(&journal, "aardvark-two"), ["second.md"]);
-        let paths = paths(&journal.notes.set());
-        assert_eq!(paths.into_iter().collect::<Vec<_>>(), ["second.md"]);
+        let paths: Vec<String> = journal.notes.set().all().iter().map(|n| n.path.clone()).collect();
+        assert_eq!(paths, ["second.md"]);
         // A missing vault serves nothing and forgets nothing; back again, it serves again.
         let moved = other.path().with_extension("away");
         std::fs::rename(other.path(), &moved).unwrap();

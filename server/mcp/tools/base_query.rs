@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_len};
 use crate::auth::Category;
-use crate::journal::notes::query;
+use crate::journal::notes::{self, query};
 
 pub const DEF: ToolDef = ToolDef {
     name: "base_query",
@@ -68,16 +68,10 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     let reader = context.reader();
     let set = context.journal.notes.set();
     let now_ms = crate::clock::unix_now() * 1000;
-    // The keys the query reads come from columns of the set (built once per set and key).
-    let keys = parsed.keys();
-    let built: Vec<_> = keys.iter().map(|key| set.column(key)).collect();
-    let rows = set.visible_rows(&reader);
-    let columns: Vec<(&str, &[Option<serde_json::Value>])> = keys
-        .iter()
-        .zip(&built)
-        .map(|(key, values)| (*key, values.as_slice()))
-        .collect();
-    let result = parsed.run(set.query(&rows, &columns).map(|(_, fields)| fields), now_ms);
+    // A scan of every note: off the async workers.
+    let result = tokio::task::spawn_blocking(move || notes::ops::run_query(&set, &reader, &parsed, now_ms))
+        .await
+        .map_err(|e| ToolError::Failed(e.to_string()))?;
     let empty = result.total == 0;
     ToolOutput::of(
         &Output {

@@ -101,13 +101,12 @@ async fn fetch_note(context: &ToolContext<'_>, path: String) -> Result<ToolOutpu
             "this connection's access no longer includes notes".into(),
         ));
     }
-    let reader = context.reader();
-    let journal = context.journal.clone();
-    let target = notes::ops::Target::Path(path);
-    let read = tokio::task::spawn_blocking(move || notes::ops::read(&journal.notes, &reader, &target))
-        .await
-        .map_err(|e| ToolError::Failed(e.to_string()))?
-        .map_err(|_| gone())?;
+    // Missing or hidden answers as any item that is gone; a failure stays a failure.
+    let read = match context.read_note(notes::ops::Target::Path(path)).await {
+        Ok(read) => read,
+        Err(ToolError::Refused(_)) => return Err(gone()),
+        Err(other) => return Err(other),
+    };
     let date = super::format_ms(read.note.modified_ms).get(..10).map(str::to_string);
     let (text, truncated) = cut(read.body, MAX_TEXT_BYTES);
     ToolOutput::of(

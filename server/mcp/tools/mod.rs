@@ -31,6 +31,7 @@ use crate::auth::{Category, Connection};
 use crate::journal::content::Scope;
 use crate::journal::day::Day;
 use crate::journal::facet::Facet;
+use crate::journal::notes::ops::{self, NoteText, Target};
 use crate::journal::signed::MAX_TOKEN_BYTES;
 use crate::journal::{Journal, JournalError};
 
@@ -231,30 +232,37 @@ impl ToolContext<'_> {
             return Ok(self.connection.grant.scope(&self.facets));
         };
         check_len("facet", id, 256)?;
-        let reachable = self.connection.grant.reachable(&self.facets);
-        // An unknown facet and one outside the grant answer alike: the agent learns nothing either way.
-        let facet = reachable.into_iter().find(|f| f.id == id).ok_or_else(|| {
-            ToolError::Invalid(format!(
-                "facet \"{id}\" is not one of the facets this connection can read; see list_facets"
-            ))
-        })?;
-        Ok(Scope::Facets(vec![facet.name.clone()]))
+        self.reachable_scope(|f| f.id == id, &format!("facet \"{id}\""))
     }
 
     /// A facet named in a query (`facet:work`), by name or id, among those the grant reaches; one
     /// outside the grant is unknown, like in `scope`.
     pub fn facet_by_name(&self, name: &str) -> Result<Scope, ToolError> {
         check_len("facet", name, 256)?;
+        self.reachable_scope(|f| f.name == name || f.id == name, &format!("facet:{name}"))
+    }
+
+    /// The scope of the one reachable facet `wanted` picks. An unknown facet and one outside the
+    /// grant answer alike: the agent learns nothing either way.
+    fn reachable_scope(&self, wanted: impl Fn(&Facet) -> bool, named: &str) -> Result<Scope, ToolError> {
         let reachable = self.connection.grant.reachable(&self.facets);
-        let facet = reachable
-            .into_iter()
-            .find(|f| f.name == name || f.id == name)
-            .ok_or_else(|| {
-                ToolError::Invalid(format!(
-                    "facet:{name} is not one of the facets this connection can read; see list_facets"
-                ))
-            })?;
+        let facet = reachable.into_iter().find(|f| wanted(f)).ok_or_else(|| {
+            ToolError::Invalid(format!(
+                "{named} is not one of the facets this connection can read; see list_facets"
+            ))
+        })?;
         Ok(Scope::Facets(vec![facet.name.clone()]))
+    }
+
+    /// Reads a note for this connection, off the async workers. A missing, hidden or quarantined
+    /// note is `NoteError::Missing`, with the one text for all three.
+    pub async fn read_note(&self, target: Target) -> Result<NoteText, ToolError> {
+        let reader = self.reader();
+        let journal = self.journal.clone();
+        tokio::task::spawn_blocking(move || ops::read(&journal.notes, &reader, &target))
+            .await
+            .map_err(|e| ToolError::Failed(e.to_string()))?
+            .map_err(|e| ToolError::Refused(e.to_string()))
     }
 
     /// A reference to an item, bound to this connection, its grant generation and the item's kind.

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_len};
 use crate::auth::Category;
-use crate::journal::notes::ops::{self, Target};
+use crate::journal::notes::ops::Target;
 use crate::journal::notes::rules;
 
 pub const DEF: ToolDef = ToolDef {
@@ -74,12 +74,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         }
         _ => return Err(ToolError::Invalid("give either path or id, one of them".into())),
     };
-    let reader = context.reader();
-    let journal = context.journal.clone();
-    let read = tokio::task::spawn_blocking(move || ops::read(&journal.notes, &reader, &target))
-        .await
-        .map_err(|e| ToolError::Failed(e.to_string()))?
-        .map_err(|e| ToolError::Refused(e.to_string()))?;
+    let read = context.read_note(target).await?;
     let (body, truncated) = super::fetch::cut(read.body, MAX_BODY_BYTES);
     let note = read.note;
     ToolOutput::of(

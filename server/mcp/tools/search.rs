@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 use super::{
     Need, ToolContext, ToolDef, ToolError, ToolOutput, check_len, check_limit, day_range, nothing_matched, searchable,
 };
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::auth::Category;
@@ -127,35 +126,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     let set = context.journal.notes.set();
     let with_notes = categories.contains(&Category::Notes);
     let now_ms = crate::clock::unix_now() * 1000;
-    let note_keys = (with_notes && !conditions.is_empty()).then(|| {
-        let mut keys: Vec<&str> = Vec::new();
-        for key in conditions.iter().flat_map(|c| c.keys()) {
-            if !keys.contains(&key) {
-                keys.push(key);
-            }
-        }
-        let built: Vec<_> = keys.iter().map(|key| set.column(key)).collect();
-        let rows = set.visible_rows(&reader);
-        let columns: Vec<(&str, &[Option<serde_json::Value>])> = keys
-            .iter()
-            .zip(&built)
-            .map(|(key, values)| (*key, values.as_slice()))
-            .collect();
-        let passing: HashSet<u64> = set
-            .query(&rows, &columns)
-            .filter(|(_, fields)| conditions.iter().all(|c| c.matches(fields, now_ms)))
-            .map(|(row, _)| set.index_key_at(row))
-            .collect();
-        Arc::new(passing)
-    });
-    let not_files = if with_notes {
-        set.hidden_by_overrides(&reader)
-            .map(|note| notes::sync::file_key(&note.path))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let query = SearchQuery {
+    let mut query = SearchQuery {
         text: filters.text.clone(),
         categories: categories.iter().map(|c| c.as_str().to_string()).collect(),
         facets: scope.names(),
@@ -165,16 +136,25 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         not_tags: filters.not_tags.clone(),
         folders: folders(&filters.paths)?,
         not_folders: folders(&filters.not_paths)?,
-        not_files,
-        note_keys,
         offset,
         limit,
+        ..SearchQuery::default()
     };
+    let (worker_set, worker_reader) = (Arc::clone(&set), reader.clone());
     let journal = context.journal.clone();
-    let (hits, more) = tokio::task::spawn_blocking(move || journal.index.search(&query))
-        .await
-        .map_err(|e| ToolError::Failed(e.to_string()))?
-        .map_err(|e| ToolError::Failed(e.to_string()))?;
+    let (hits, more) = tokio::task::spawn_blocking(move || {
+        if with_notes {
+            query.not_files = notes::ops::hidden_by_overrides(&worker_set, &worker_reader);
+            if !conditions.is_empty() {
+                let passing = notes::ops::passing(&worker_set, &worker_reader, &conditions, now_ms);
+                query.note_keys = Some(Arc::new(passing));
+            }
+        }
+        journal.index.search(&query)
+    })
+    .await
+    .map_err(|e| ToolError::Failed(e.to_string()))?
+    .map_err(|e| ToolError::Failed(e.to_string()))?;
     let mut seen = std::collections::HashSet::new();
     let results: Vec<Hit> = hits
         .into_iter()

@@ -43,13 +43,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     if id.is_empty() || id.contains('/') || id.starts_with('.') {
         return Err(ToolError::Invalid("id: give a skill's id from skills_list".into()));
     }
-    let reader = context.reader();
-    let journal = context.journal.clone();
-    let target = Target::Skill(id);
-    let read = tokio::task::spawn_blocking(move || ops::read(&journal.notes, &reader, &target))
-        .await
-        .map_err(|e| ToolError::Failed(e.to_string()))?
-        .map_err(|e| ToolError::Refused(e.to_string()))?;
+    let read = context.read_note(Target::Skill(id)).await?;
     let skill = ops::skill_of(&read.note).ok_or_else(|| ToolError::Failed("a skill without its folder".into()))?;
     let (body, _) = super::fetch::cut(read.body, super::note_read::MAX_BODY_BYTES);
     ToolOutput::of(
