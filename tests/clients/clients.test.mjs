@@ -9,7 +9,8 @@
 //     list` reports it disabled in an untrusted folder, and connected once the folder is trusted;
 //   - Codex signs in with dynamic registration (`codex mcp login --oauth-client-registration dcr`,
 //     the owner typing the pairing code on the consent page), lists the journal with OAuth, and
-//     calls a tool through its app-server (`mcpServer/tool/call`), which the journal audits;
+//     calls tools through its app-server (`mcpServer/tool/call`): search, and with the notes
+//     category base_query and note_read (a private note answers as missing), which the journal audits;
 //   - the default sign-in of Codex (`codex mcp add`, which starts it by itself) and of Claude Code
 //     (`claude mcp login`, under a pseudo-terminal) identify themselves with their client ID metadata
 //     documents; with no network, the journal must know them without fetching: the consent page
@@ -29,6 +30,7 @@ import {
 
 const ALL_TOOLS = ['fetch', 'get_entity', 'get_transcript', 'list_entities', 'list_facets', 'list_transcripts',
   'recall_memory', 'save_memory', 'search'];
+const NOTES_TOOLS = ['base_query', 'note_read', 'notes_list', 'skill_read', 'skills_list'];
 
 /** A new key for the journal in `home`: the last line `token create` prints. */
 function createKey(home, label) {
@@ -152,7 +154,7 @@ test('Codex signs in with dynamic registration, lists the journal with OAuth and
   assert.match(params.client_id, /^jc_/, 'a registered client id');
   assert.match(params.redirect_uri, /^http:\/\/127\.0\.0\.1:\d+\/callback$/);
   const callback = await ownerApproves(authorizeUrl, {
-    client: 'Codex', pairing, categories: ['transcripts', 'entities', 'facets'],
+    client: 'Codex', pairing, categories: ['transcripts', 'entities', 'facets', 'notes'],
   });
   assert.equal(`${callback.origin}${callback.pathname}`, params.redirect_uri);
   assert.equal(callback.searchParams.get('state'), params.state);
@@ -177,7 +179,7 @@ test('Codex signs in with dynamic registration, lists the journal with OAuth and
   const entry = status.result?.data?.find((s) => s.name === 'journal');
   assert.ok(entry, `${JSON.stringify(status)}\n${server.report()}`);
   assert.equal(entry.authStatus, 'oAuth', JSON.stringify(entry));
-  assert.deepEqual(Object.keys(entry.tools).sort(), ALL_TOOLS, JSON.stringify(entry));
+  assert.deepEqual(Object.keys(entry.tools).sort(), [...ALL_TOOLS, ...NOTES_TOOLS].sort(), JSON.stringify(entry));
   const thread = await server.request('thread/start', { ephemeral: true, cwd: box.work });
   const threadId = thread.result?.thread?.id;
   assert.ok(threadId, `${JSON.stringify(thread)}\n${server.report()}`);
@@ -186,10 +188,28 @@ test('Codex signs in with dynamic registration, lists the journal with OAuth and
   const found = JSON.parse(called.result.content[0].text);
   assert.ok(found.results.length > 0, called.result.content[0].text);
   assert.match(found.results[0].snippet, /lease renewal/, called.result.content[0].text);
+  // The notes tools, through Codex as the model would call them (Codex checks structured results
+  // against each tool's output schema).
+  const dsl = 'where status is "active"\nsort priority\ncolumns __title, priority\nlimit 2';
+  const queried = await server.request('mcpServer/tool/call', { server: 'journal', threadId, tool: 'base_query', arguments: { dsl } });
+  assert.ok(queried.result && !queried.result.isError, `${JSON.stringify(queried)}\n${server.report()}`);
+  const table = JSON.parse(queried.result.content[0].text);
+  assert.deepEqual(table.columns, ['__title', 'priority'], queried.result.content[0].text);
+  assert.equal(table.rows.length, 2, queried.result.content[0].text);
+  assert.ok(table.rows[0][1] <= table.rows[1][1], queried.result.content[0].text);
+  const read = await server.request('mcpServer/tool/call', { server: 'journal', threadId, tool: 'note_read', arguments: { path: 'Projects/Atlas/decision-log.md' } });
+  assert.ok(read.result && !read.result.isError, `${JSON.stringify(read)}\n${server.report()}`);
+  const note = JSON.parse(read.result.content[0].text);
+  assert.equal(note.read_only, true, read.result.content[0].text);
+  assert.equal(note.agents_md.path, 'Projects/AGENTS.md', read.result.content[0].text);
+  const hidden = await server.request('mcpServer/tool/call', { server: 'journal', threadId, tool: 'note_read', arguments: { path: 'Areas/surprise-trip.md' } });
+  assert.ok(hidden.result?.isError, JSON.stringify(hidden));
+  assert.match(hidden.result.content[0].text, /there is no note at "Areas\/surprise-trip\.md"/);
   server.stop();
 
   const activity = lines(journal(home, 'mcp', 'activity'));
   assert.ok(activity.some((line) => /^\S+\s+Codex\s+search\s+served$/.test(line)), activity.join('\n'));
+  assert.ok(activity.some((line) => /^\S+\s+Codex\s+base_query\s+served$/.test(line)), activity.join('\n'));
 });
 
 test('Codex signs in by default with its client ID metadata document, without fetching it', { timeout: 180_000 }, async (t) => {
