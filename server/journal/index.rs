@@ -5,16 +5,21 @@
 //! first deletes its old document, which makes indexing idempotent after a crash.
 //! Filters (category, facet, day) are indexed fields so BM25 top-k pruning still applies to the text.
 
-use std::collections::HashSet;
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
 use tantivy::collector::{FilterCollector, TopDocs};
-use tantivy::query::{AllQuery, BooleanQuery, Occur, Query, QueryParser, RangeQuery, TermQuery, TermSetQuery};
+use tantivy::query::{AllQuery, BooleanQuery, ConstScoreQuery, Occur, Query, QueryParser, RangeQuery, TermQuery};
 use tantivy::schema::{FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TEXT, TantivyDocument, Value};
 use tantivy::snippet::SnippetGenerator;
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Term, doc};
+use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Score, Term, doc};
+
+use super::notes::IndexKeys;
+
+mod ranked;
+
+use ranked::{Filter, FilteredTop};
 
 /// The longest snippet returned with a hit, in characters.
 pub const SNIPPET_CHARS: usize = 800;
@@ -61,7 +66,7 @@ pub struct SearchQuery {
     /// Never these files (notes a reader may not see).
     pub not_files: Vec<String>,
     /// Only notes whose `index_key` is in the set (a filter over metadata); None: no such filter.
-    pub note_keys: Option<Arc<HashSet<u64>>>,
+    pub note_keys: Option<Arc<IndexKeys>>,
     pub offset: usize,
     pub limit: usize,
 }
@@ -188,8 +193,15 @@ impl SearchIndex {
 
     /// Ranked hits with snippets, and whether more hits follow this page.
     pub fn search(&self, query: &SearchQuery) -> tantivy::Result<(Vec<Hit>, bool)> {
-        let f = self.fields;
         let searcher = self.reader.searcher();
+        let (text_query, docs) = self.ranked(&searcher, query, None)?;
+        self.hits(&searcher, query, &*text_query, docs)
+    }
+
+    /// The text as a query, and the page of its best documents that pass the filters (one more
+    /// than the page when more follow). `lead` forces which side leads, for tests.
+    fn ranked(&self, searcher: &tantivy::Searcher, query: &SearchQuery, lead: Option<Lead>) -> tantivy::Result<Ranked> {
+        let f = self.fields;
         let mut parser = QueryParser::for_index(&self.index, vec![f.title, f.body, f.extra]);
         parser.set_conjunction_by_default();
         parser.set_field_boost(f.title, 2.0);
@@ -201,70 +213,108 @@ impl SearchIndex {
         } else {
             parser.parse_query_lenient(&words).0
         };
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, text_query.box_clone())];
-        // A filter that every document passes only slows the search down (the conjunction visits
-        // every match instead of skipping by score), so a query that may see every category has none.
-        let every_category = super::CATEGORIES
-            .iter()
-            .all(|c| query.categories.iter().any(|q| q == c));
-        if !every_category {
-            let categories = query.categories.iter().map(|c| Term::from_field_text(f.category, c));
-            clauses.push((Occur::Must, Box::new(TermSetQuery::new(categories))));
-        }
-        if let Some(facets) = &query.facets {
-            let terms = facets.iter().map(|c| Term::from_field_text(f.facet, c));
-            clauses.push((Occur::Must, Box::new(TermSetQuery::new(terms))));
-        }
-        if query.day_from.is_some() || query.day_to.is_some() {
-            let bound =
-                |day: Option<u64>| day.map_or(Bound::Unbounded, |d| Bound::Included(Term::from_field_u64(f.day, d)));
-            clauses.push((
-                Occur::Must,
-                Box::new(RangeQuery::new(bound(query.day_from), bound(query.day_to))),
-            ));
-        }
         let term = |field: Field, text: &str| -> Box<dyn Query> {
             Box::new(TermQuery::new(
                 Term::from_field_text(field, text),
                 IndexRecordOption::Basic,
             ))
         };
+        let filter = |any_of: Vec<Box<dyn Query>>, negated: bool| Filter { any_of, negated };
+        let mut filters: Vec<Filter> = Vec::new();
+        // A filter that every document passes only slows the search down, so a query that may see
+        // every category has none.
+        let every_category = super::CATEGORIES
+            .iter()
+            .all(|c| query.categories.iter().any(|q| q == c));
+        if !every_category {
+            filters.push(filter(
+                query.categories.iter().map(|c| term(f.category, c)).collect(),
+                false,
+            ));
+        }
+        if let Some(facets) = &query.facets {
+            filters.push(filter(facets.iter().map(|c| term(f.facet, c)).collect(), false));
+        }
+        if query.day_from.is_some() || query.day_to.is_some() {
+            let bound =
+                |day: Option<u64>| day.map_or(Bound::Unbounded, |d| Bound::Included(Term::from_field_u64(f.day, d)));
+            let range: Box<dyn Query> = Box::new(RangeQuery::new(bound(query.day_from), bound(query.day_to)));
+            filters.push(filter(vec![range], false));
+        }
         for tag in &query.tags {
-            clauses.push((Occur::Must, term(f.tag, tag)));
+            filters.push(filter(vec![term(f.tag, tag)], false));
         }
         for folder in &query.folders {
-            clauses.push((Occur::Must, term(f.folder, folder)));
+            filters.push(filter(vec![term(f.folder, folder)], false));
         }
         for tag in &query.not_tags {
-            clauses.push((Occur::MustNot, term(f.tag, tag)));
+            filters.push(filter(vec![term(f.tag, tag)], true));
         }
         for folder in &query.not_folders {
-            clauses.push((Occur::MustNot, term(f.folder, folder)));
+            filters.push(filter(vec![term(f.folder, folder)], true));
         }
         if !query.not_files.is_empty() {
-            let files = query.not_files.iter().map(|p| Term::from_field_text(f.file, p));
-            clauses.push((Occur::MustNot, Box::new(TermSetQuery::new(files))));
+            filters.push(filter(query.not_files.iter().map(|p| term(f.file, p)).collect(), true));
         }
-        // Only the top of the ranking is collected: counting every match as well would switch off
-        // the top-k pruning that lets a frequent word skip most of its postings.
-        let top = TopDocs::with_limit(query.limit + 1)
-            .and_offset(query.offset)
-            .order_by_score();
-        let combined: Box<dyn Query> = if clauses.len() == 1 {
-            text_query.box_clone()
-        } else {
-            Box::new(BooleanQuery::new(clauses))
+        // Only the top of the ranking is collected (counting every match as well would switch off
+        // the pruning that lets a frequent word skip most of its postings), one more than the page
+        // to tell whether more follow.
+        let wanted = query.offset + query.limit + 1;
+        let lead = match lead {
+            Some(lead) => lead,
+            None if words.trim().is_empty() => Lead::Filters,
+            None => leader(searcher, &filters)?,
         };
-        let docs = match &query.note_keys {
-            None => searcher.search(&*combined, &top)?,
-            Some(keys) => {
-                let keys = Arc::clone(keys);
-                let filtered = FilterCollector::new("note".to_string(), move |key: u64| keys.contains(&key), top);
-                searcher.search(&*combined, &filtered)?
+        let docs = if lead == Lead::Text {
+            // The text leads and the filters are tested only on what could enter the top.
+            let top = FilteredTop::new(searcher, wanted, &filters, query.note_keys.clone())?;
+            let mut docs = searcher.search(&*text_query, &top)?;
+            docs.drain(..query.offset.min(docs.len()));
+            docs
+        } else {
+            // A filter with few documents leads a conjunction (or every document matches the
+            // empty text): each of its documents is checked against the rest.
+            let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, text_query.box_clone())];
+            for Filter { any_of, negated } in filters {
+                if negated {
+                    clauses.extend(any_of.into_iter().map(|query| (Occur::MustNot, query)));
+                } else {
+                    // A filter adds nothing to the score, whichever side leads.
+                    let any = BooleanQuery::new(any_of.into_iter().map(|query| (Occur::Should, query)).collect());
+                    clauses.push((Occur::Must, Box::new(ConstScoreQuery::new(Box::new(any), 0.0))));
+                }
+            }
+            let top = TopDocs::with_limit(query.limit + 1)
+                .and_offset(query.offset)
+                .order_by_score();
+            let combined: Box<dyn Query> = if clauses.len() == 1 {
+                text_query.box_clone()
+            } else {
+                Box::new(BooleanQuery::new(clauses))
+            };
+            match &query.note_keys {
+                None => searcher.search(&*combined, &top)?,
+                Some(keys) => {
+                    let keys = Arc::clone(keys);
+                    let filtered = FilterCollector::new("note".to_string(), move |key: u64| keys.contains(&key), top);
+                    searcher.search(&*combined, &filtered)?
+                }
             }
         };
+        Ok((text_query, docs))
+    }
+
+    /// The hits of a page of ranked documents, with their snippets.
+    fn hits(
+        &self,
+        searcher: &tantivy::Searcher,
+        query: &SearchQuery,
+        text_query: &dyn Query,
+        docs: Vec<(Score, DocAddress)>,
+    ) -> tantivy::Result<(Vec<Hit>, bool)> {
+        let f = self.fields;
         let more = docs.len() > query.limit;
-        let mut snippets = SnippetGenerator::create(&searcher, &*text_query, f.body)?;
+        let mut snippets = SnippetGenerator::create(searcher, text_query, f.body)?;
         snippets.set_max_num_chars(SNIPPET_CHARS);
         let mut hits = Vec::with_capacity(query.limit);
         for (_score, address) in docs.into_iter().take(query.limit) {
@@ -323,6 +373,41 @@ fn fields(schema: &Schema) -> Fields {
         folder: get("folder"),
         note: get("note"),
     }
+}
+
+/// The text as a query, and the best documents with their scores.
+type Ranked = (Box<dyn Query>, Vec<(Score, DocAddress)>);
+
+/// Which side of a filtered search finds the candidates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lead {
+    /// The text, with its pruning; the filters test what could enter the top.
+    Text,
+    /// A conjunction of the text and the filters, led by the rarest.
+    Filters,
+}
+
+/// Which side leads a search with words: the filters when one of them holds few documents (an
+/// eighth of the index or fewer), since then leading with it costs less. Only filters of terms are
+/// counted.
+fn leader(searcher: &tantivy::Searcher, filters: &[Filter]) -> tantivy::Result<Lead> {
+    // A frontmatter filter (`note_keys`) cannot lead: it is a test of each document, cheapest
+    // where the text's pruning leaves the fewest to test.
+    let few = searcher.num_docs() / 8;
+    for filter in filters.iter().filter(|filter| !filter.negated) {
+        let mut count = 0u64;
+        for query in &filter.any_of {
+            let Some(term) = query.as_any().downcast_ref::<TermQuery>().map(TermQuery::term) else {
+                count = u64::MAX;
+                break;
+            };
+            count = count.saturating_add(searcher.doc_freq(term)?);
+        }
+        if count <= few {
+            return Ok(Lead::Filters);
+        }
+    }
+    Ok(Lead::Text)
 }
 
 /// Keeps words, quotes and `-` negation; drops the parser's field syntax so that `path:x` or
@@ -427,5 +512,104 @@ mod tests {
         index.commit(writer).unwrap();
         assert!(index.search(&base).unwrap().0.is_empty());
         assert_eq!(index.len(), 2);
+    }
+
+    /// Random documents and searches: letting the text lead (filters tested inside the pruning)
+    /// finds the same page as the conjunction of text and filters.
+    #[test]
+    fn both_leads_find_the_same_page() {
+        let dir = tempfile::tempdir().unwrap();
+        let (index, _) = SearchIndex::open(dir.path()).unwrap();
+        let mut seed = 7u64;
+        let mut next = move |n: u64| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) % n
+        };
+        const WORDS: [&str; 8] = [
+            "lease", "garden", "budget", "river", "coffee", "report", "train", "kitchen",
+        ];
+        const CATEGORIES: [&str; 3] = ["notes", "transcripts", "entities"];
+        let mut note_keys = IndexKeys::default();
+        // Two commits make two segments, and the deletions between them an alive bitset.
+        for batch in 0..2 {
+            let writer = index.writer().unwrap();
+            for i in 0..700u64 {
+                let length = 3 + next(30);
+                let body: Vec<&str> = (0..length).map(|_| WORDS[(next(8) * next(8) / 7) as usize]).collect();
+                let path = format!("d{batch}-{i}");
+                let note_key = next(1 << 40);
+                if next(3) == 0 {
+                    note_keys.insert(note_key);
+                }
+                let doc = IndexDoc {
+                    file: path.clone(),
+                    path,
+                    category: CATEGORIES[next(3) as usize],
+                    day: Some(next(10)),
+                    facets: vec![format!("f{}", next(3))],
+                    title: WORDS[next(8) as usize].into(),
+                    body: body.join(" "),
+                    tags: (0..next(3)).map(|_| format!("t{}", next(4))).collect(),
+                    folders: vec![format!("p{}", next(5))],
+                    note_key: Some(note_key),
+                    ..IndexDoc::default()
+                };
+                index.put(&writer, &doc).unwrap();
+            }
+            if batch == 1 {
+                for i in 0..50 {
+                    index.remove(&writer, &format!("d0-{}", i * 7));
+                }
+            }
+            index.commit(writer).unwrap();
+        }
+        let note_keys = Arc::new(note_keys);
+        let searcher = index.reader.searcher();
+        assert!(searcher.segment_readers().len() >= 2);
+        let mut compared = 0;
+        for _ in 0..400 {
+            let words: Vec<&str> = (0..1 + next(2)).map(|_| WORDS[next(8) as usize]).collect();
+            let pick = |n: u64, next: &mut dyn FnMut(u64) -> u64| (next(2) == 0).then(|| next(n));
+            let query = SearchQuery {
+                text: words.join(" "),
+                categories: CATEGORIES
+                    .iter()
+                    .take(1 + next(3) as usize)
+                    .map(|c| c.to_string())
+                    .collect(),
+                facets: pick(3, &mut next).map(|f| vec![format!("f{f}")]),
+                day_from: pick(10, &mut next),
+                day_to: pick(10, &mut next).map(|d| d + 3),
+                tags: pick(4, &mut next).map(|t| format!("t{t}")).into_iter().collect(),
+                not_tags: pick(4, &mut next).map(|t| format!("t{t}")).into_iter().collect(),
+                folders: pick(5, &mut next).map(|p| format!("p{p}")).into_iter().collect(),
+                not_folders: pick(5, &mut next).map(|p| format!("p{p}")).into_iter().collect(),
+                not_files: pick(700, &mut next).map(|i| format!("d1-{i}")).into_iter().collect(),
+                note_keys: (next(2) == 0).then(|| Arc::clone(&note_keys)),
+                offset: next(4) as usize,
+                limit: 1 + next(10) as usize,
+            };
+            let (_, text) = index.ranked(&searcher, &query, Some(Lead::Text)).unwrap();
+            let (_, filters) = index.ranked(&searcher, &query, Some(Lead::Filters)).unwrap();
+            let scores = |docs: &[(Score, DocAddress)]| docs.iter().map(|(score, _)| *score).collect::<Vec<_>>();
+            assert_eq!(scores(&text), scores(&filters), "{query:?}");
+            // Documents of equal score may be cut at the page's end in another order; above the
+            // last score, the same documents.
+            let last = text.last().map(|(score, _)| *score);
+            let above = |docs: &[(Score, DocAddress)]| {
+                let mut kept: Vec<DocAddress> = docs
+                    .iter()
+                    .filter(|(score, _)| Some(*score) != last)
+                    .map(|(_, doc)| *doc)
+                    .collect();
+                kept.sort();
+                kept
+            };
+            assert_eq!(above(&text), above(&filters), "{query:?}");
+            compared += usize::from(!text.is_empty());
+        }
+        assert!(compared > 100, "most searches found something: {compared}");
     }
 }

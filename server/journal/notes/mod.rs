@@ -15,6 +15,7 @@ pub mod markdown;
 pub mod note;
 pub mod ops;
 pub mod query;
+pub mod rowset;
 pub mod rules;
 pub mod scan;
 pub mod set;
@@ -191,6 +192,32 @@ pub fn check_location(journal_root: &Path, dir: &Path) -> Result<(), JournalErro
 
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A set of `index_key`s. The keys are the first bytes of a SHA-256 digest, already uniform, so the
+/// set uses them as their own hashes: a search's filter looks up every hit, and SipHash cost more
+/// than the rest of the lookup.
+pub type IndexKeys = std::collections::HashSet<u64, std::hash::BuildHasherDefault<KeyHasher>>;
+
+/// The hasher of `IndexKeys`: a key is its own hash.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `u64`s are hashed here (see `write_u64`); any other input is folded in all the same.
+        for byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*byte);
+        }
+    }
+
+    fn write_u64(&mut self, key: u64) {
+        self.0 = key;
+    }
 }
 
 /// A 64-bit key of a note path, as the search index stores it so a filter over notes' metadata

@@ -6,12 +6,14 @@
 //! sync). A note that is missing, hidden or quarantined gives the same `NoteError::Missing`, built
 //! by one function, before any file is opened for the first two.
 
-use std::collections::HashSet;
 use std::sync::Arc;
+
+use serde_json::Value;
 
 use super::access::{Reader, Sight, sight};
 use super::note::{self, Note, Override};
-use super::query::{Condition, NoteFields, Query, QueryOutput};
+use super::query::{self, Catalog, Condition, NoteFields, Query, QueryOutput, ValueIndex};
+use super::rowset::RowSet;
 use super::set::{NoteSet, skill_name};
 use super::{Vault, rules};
 
@@ -151,24 +153,22 @@ fn fresh(vault: &Vault, reader: &Reader, path: &str) -> Option<(Note, String, Si
 
 /// Runs a query over the notes `reader` may see.
 pub fn run_query(set: &NoteSet, reader: &Reader, query: &Query, now_ms: i64) -> QueryOutput {
-    with_columns(set, reader, &query.keys(), |rows| {
-        query.run(rows.map(|(_, fields)| fields), now_ms)
+    with_catalog(set, &query.keys(), |catalog| {
+        query::run_over(query, catalog, &set.visible_rows(reader), now_ms)
     })
 }
 
-/// The search index's keys of the notes `reader` may see for which every condition holds: the
-/// filter a search with frontmatter conditions (`has:`, `[key:op value]`) applies.
-pub fn passing(set: &NoteSet, reader: &Reader, conditions: &[Condition], now_ms: i64) -> HashSet<u64> {
+/// The rows of the notes `reader` may see for which every condition holds: the filter a search
+/// with frontmatter conditions (`has:`, `[key:op value]`) applies.
+pub fn passing(set: &NoteSet, reader: &Reader, conditions: &[Condition], now_ms: i64) -> RowSet {
     let mut keys: Vec<&str> = Vec::new();
     for key in conditions.iter().flat_map(Condition::keys) {
         if !keys.contains(&key) {
             keys.push(key);
         }
     }
-    with_columns(set, reader, &keys, |rows| {
-        rows.filter(|(_, fields)| conditions.iter().all(|c| c.matches(fields, now_ms)))
-            .map(|(row, _)| set.index_key_at(row))
-            .collect()
+    with_catalog(set, &keys, |catalog| {
+        query::passing(conditions, catalog, &set.visible_rows(reader), now_ms)
     })
 }
 
@@ -181,21 +181,39 @@ pub fn hidden_by_overrides(set: &NoteSet, reader: &Reader) -> Vec<String> {
         .collect()
 }
 
-/// Calls `scan` with the rows `reader` may see, their frontmatter `keys` read from the set's columns.
-fn with_columns<T>(
-    set: &NoteSet,
-    reader: &Reader,
-    keys: &[&str],
-    scan: impl FnOnce(&mut dyn Iterator<Item = (usize, NoteFields<'_>)>) -> T,
-) -> T {
+/// The set as a query's catalog, its frontmatter `keys` read from the set's columns.
+struct SetCatalog<'a> {
+    set: &'a NoteSet,
+    columns: &'a [(&'a str, &'a [Option<Value>])],
+}
+
+impl<'a> Catalog<'a> for SetCatalog<'a> {
+    fn row_count(&self) -> usize {
+        self.set.len()
+    }
+
+    fn fields(&self, row: usize) -> NoteFields<'a> {
+        self.set.fields_at(row, self.columns)
+    }
+
+    fn values(&self, key: &str) -> Arc<ValueIndex> {
+        self.set.value_index(key)
+    }
+
+    fn order(&self, name: &str, build: &dyn Fn() -> Vec<u32>) -> Arc<Vec<u32>> {
+        self.set.order(name, build)
+    }
+}
+
+/// Calls `work` with the set as a catalog whose frontmatter `keys` are read from columns.
+fn with_catalog<T>(set: &NoteSet, keys: &[&str], work: impl FnOnce(&SetCatalog<'_>) -> T) -> T {
     let built: Vec<_> = keys.iter().map(|key| set.column(key)).collect();
-    let rows = set.visible_rows(reader);
-    let columns: Vec<(&str, &[Option<serde_json::Value>])> = keys
+    let columns: Vec<(&str, &[Option<Value>])> = keys
         .iter()
         .zip(&built)
         .map(|(key, values)| (*key, values.as_slice()))
         .collect();
-    scan(&mut set.query(&rows, &columns))
+    work(&SetCatalog { set, columns: &columns })
 }
 
 /// A skill as listed.

@@ -13,8 +13,9 @@ use serde_json::Value;
 
 use super::access::{Reader, Sight, sight};
 use super::note::Note;
-use super::query::{Frontmatter, NoteFields};
-use super::rules;
+use super::query::{Frontmatter, NoteFields, ValueIndex};
+use super::rowset::RowSet;
+use super::{IndexKeys, rules};
 
 /// The notes of the vault as of the last sync.
 #[derive(Debug, Default)]
@@ -29,14 +30,17 @@ pub struct NoteSet {
     overridden: Vec<usize>,
     /// The rows of skills (`Skills/<name>/SKILL.md`), by path.
     skill_rows: Vec<usize>,
-    /// Frontmatter columns built for queries (see `column`), most recently used first.
-    columns: Mutex<Vec<(String, Column)>>,
     /// What a query's scan reads of every note, side by side by row, so that a scan of 100,000
     /// notes never reads the notes themselves (each its own allocation: a scan through them is
     /// bound by memory, about 250 ns a note).
     rows: Rows,
-    /// The rows each recent reader may see (see `visible_rows`), most recently used first.
-    sights: Mutex<Vec<(Reader, Arc<Vec<u32>>)>>,
+    /// What queries build once and reuse while the set lives (it never changes; a sync makes a new
+    /// one): frontmatter columns by key (see `column`), value indexes by key, the whole set in a
+    /// sort order by the order's name, and the rows each recent reader may see.
+    columns: Kept<String, Column>,
+    values: Kept<String, Arc<ValueIndex>>,
+    orders: Kept<String, Arc<Vec<u32>>>,
+    sights: Kept<Reader, Arc<RowSet>>,
 }
 
 /// The built-in fields of every note, by row.
@@ -50,14 +54,68 @@ struct Rows {
     index_keys: Vec<u64>,
 }
 
-/// Readers whose visible rows are kept per set.
-const SIGHTS_KEPT: usize = 16;
-
 /// One frontmatter key's values, by row.
 pub type Column = Arc<Vec<Option<Value>>>;
 
-/// Columns kept per set: a column of 100,000 notes is a few megabytes.
-const COLUMNS_KEPT: usize = 8;
+/// Columns, value indexes and orders kept per set: each is a few megabytes over 100,000 notes.
+const KEYS_KEPT: usize = 8;
+/// Readers whose visible rows are kept per set (12 KB each over 100,000 notes).
+const SIGHTS_KEPT: usize = 16;
+
+/// A few values built on demand, most recently used first. Lookups never wait for a build; builds
+/// take turns, so that 32 queries arriving together for a new sort order build it once.
+#[derive(Debug)]
+struct Kept<K, V> {
+    entries: Mutex<Vec<(K, V)>>,
+    building: Mutex<()>,
+    most: usize,
+}
+
+impl<K, V: Clone> Kept<K, V> {
+    fn new(most: usize) -> Self {
+        Kept {
+            entries: Mutex::new(Vec::new()),
+            building: Mutex::new(()),
+            most,
+        }
+    }
+
+    /// The value kept for a key that `same` recognizes, or one made with `build` and kept.
+    fn get(&self, same: impl Fn(&K) -> bool, key: impl FnOnce() -> K, build: impl FnOnce() -> V) -> V {
+        if let Some(value) = self.find(&same) {
+            return value;
+        }
+        // A poisoned lock only means another build panicked: building again is still right.
+        let _turn = self.building.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(value) = self.find(&same) {
+            return value;
+        }
+        let value = build();
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.retain(|(kept, _)| !same(kept));
+            entries.insert(0, (key(), value.clone()));
+            entries.truncate(self.most);
+        }
+        value
+    }
+}
+
+impl<K, V: Clone> Kept<K, V> {
+    fn find(&self, same: impl Fn(&K) -> bool) -> Option<V> {
+        let mut entries = self.entries.lock().ok()?;
+        let at = entries.iter().position(|(kept, _)| same(kept))?;
+        let found = entries.remove(at);
+        let value = found.1.clone();
+        entries.insert(0, found);
+        Some(value)
+    }
+}
+
+impl<K, V: Clone> Default for Kept<K, V> {
+    fn default() -> Self {
+        Kept::new(KEYS_KEPT)
+    }
+}
 
 impl NoteSet {
     pub fn new(mut notes: Vec<Arc<Note>>) -> NoteSet {
@@ -90,94 +148,82 @@ impl NoteSet {
             by_id,
             overridden,
             skill_rows,
-            columns: Mutex::new(Vec::new()),
             rows,
-            sights: Mutex::new(Vec::new()),
+            columns: Kept::default(),
+            values: Kept::default(),
+            orders: Kept::default(),
+            sights: Kept::new(SIGHTS_KEPT),
         }
     }
 
-    /// One frontmatter key's values for every note, by row (the note's place in `all`). Built on
-    /// first use and kept while the set lives (the set never changes; a sync makes a new one), so a
-    /// query reads its keys from a few contiguous vectors instead of 100,000 maps.
+    /// One frontmatter key's values for every note, by row (the note's place in `all`), so a query
+    /// reads its keys from a few contiguous vectors instead of 100,000 maps. Built on first use.
     pub fn column(&self, key: &str) -> Column {
-        if let Ok(mut columns) = self.columns.lock()
-            && let Some(at) = columns.iter().position(|(name, _)| name == key)
-        {
-            let found = columns.remove(at);
-            let values = Arc::clone(&found.1);
-            columns.insert(0, found);
-            return values;
-        }
-        // Built outside the lock: another query is never kept waiting for it.
-        let values: Arc<Vec<Option<Value>>> = Arc::new(
-            self.newest
-                .iter()
-                .map(|note| note.frontmatter.get(key).cloned())
-                .collect(),
-        );
-        if let Ok(mut columns) = self.columns.lock() {
-            columns.retain(|(name, _)| name != key);
-            columns.insert(0, (key.to_string(), Arc::clone(&values)));
-            columns.truncate(COLUMNS_KEPT);
-        }
-        values
+        self.columns.get(
+            |name| name == key,
+            || key.to_string(),
+            || {
+                Arc::new(
+                    self.newest
+                        .iter()
+                        .map(|note| note.frontmatter.get(key).cloned())
+                        .collect(),
+                )
+            },
+        )
     }
 
-    /// The rows `reader` may see, decided by `sight` for every note once per set and reader and
-    /// kept (the set never changes; a sync makes a new one).
-    pub fn visible_rows(&self, reader: &Reader) -> Arc<Vec<u32>> {
-        let same = |kept: &Reader| kept.label == reader.label && kept.scope == reader.scope;
-        if let Ok(mut sights) = self.sights.lock()
-            && let Some(at) = sights.iter().position(|(kept, _)| same(kept))
-        {
-            let found = sights.remove(at);
-            let rows = Arc::clone(&found.1);
-            sights.insert(0, found);
-            return rows;
-        }
-        let rows: Arc<Vec<u32>> = Arc::new(
-            (0..self.newest.len() as u32)
-                .filter(|row| sight(&self.newest[*row as usize], reader).visible())
-                .collect(),
-        );
-        if let Ok(mut sights) = self.sights.lock() {
-            sights.retain(|(kept, _)| !same(kept));
-            sights.insert(0, (reader.clone(), Arc::clone(&rows)));
-            sights.truncate(SIGHTS_KEPT);
-        }
-        rows
+    /// One frontmatter key's values, inverted (see `ValueIndex`). Built on first use.
+    pub fn value_index(&self, key: &str) -> Arc<ValueIndex> {
+        self.values.get(
+            |name| name == key,
+            || key.to_string(),
+            || Arc::new(ValueIndex::build(&self.column(key))),
+        )
     }
 
-    /// The notes `reader` may see as the query language reads them, newest first, with frontmatter
-    /// keys read from `columns`. `rows` is `visible_rows(reader)`.
-    pub fn query<'a>(
-        &'a self,
-        rows: &'a [u32],
-        columns: &'a [(&'a str, &'a [Option<Value>])],
-    ) -> impl Iterator<Item = (usize, NoteFields<'a>)> + 'a {
-        rows.iter().map(move |row| {
-            let row = *row as usize;
-            let note = &self.newest[row];
-            let fields = NoteFields {
-                path: &self.rows.paths[row],
-                title: &self.rows.titles[row],
-                modified_ms: self.rows.modified[row],
-                tags: &self.rows.tags[row],
-                // A reference to the map, not a read of it: the note is read only when a key
-                // outside the columns is asked for.
-                frontmatter: Frontmatter::Columns {
-                    columns,
-                    row,
-                    map: &note.frontmatter,
-                },
-            };
-            (row, fields)
-        })
+    /// Every row in an order a query names, built with `build` on first use.
+    pub fn order(&self, name: &str, build: &dyn Fn() -> Vec<u32>) -> Arc<Vec<u32>> {
+        self.orders
+            .get(|kept| kept == name, || name.to_string(), || Arc::new(build()))
     }
 
-    /// The search index's key of the note in a row.
-    pub fn index_key_at(&self, row: usize) -> u64 {
-        self.rows.index_keys.get(row).copied().unwrap_or(0)
+    /// The rows `reader` may see, decided by `sight` for every note once per set and reader.
+    pub fn visible_rows(&self, reader: &Reader) -> Arc<RowSet> {
+        self.sights.get(
+            |kept| kept.label == reader.label && kept.scope == reader.scope,
+            || reader.clone(),
+            || {
+                let visible =
+                    (0..self.newest.len() as u32).filter(|row| sight(&self.newest[*row as usize], reader).visible());
+                Arc::new(RowSet::from_rows(self.newest.len(), visible))
+            },
+        )
+    }
+
+    /// The note in a row as the query language reads it, with frontmatter keys read from `columns`
+    /// (the others from the note's own map).
+    pub fn fields_at<'a>(&'a self, row: usize, columns: &'a [(&'a str, &'a [Option<Value>])]) -> NoteFields<'a> {
+        NoteFields {
+            path: &self.rows.paths[row],
+            title: &self.rows.titles[row],
+            modified_ms: self.rows.modified[row],
+            tags: &self.rows.tags[row],
+            // A reference to the map, not a read of it: the note is read only when a key outside
+            // the columns is asked for.
+            frontmatter: Frontmatter::Columns {
+                columns,
+                row,
+                map: &self.newest[row].frontmatter,
+            },
+        }
+    }
+
+    /// The search index's keys of the notes in some rows.
+    pub fn index_keys(&self, rows: &RowSet) -> IndexKeys {
+        rows.rows()
+            .filter_map(|row| self.rows.index_keys.get(row).copied())
+            .collect()
     }
 
     pub fn len(&self) -> usize {
@@ -322,7 +368,7 @@ mod tests {
             .map(|(key, values)| (*key, values.as_slice()))
             .collect();
         let rows = set.visible_rows(&reader);
-        let from_columns = query.run(set.query(&rows, &columns).map(|(_, fields)| fields), 0);
+        let from_columns = query.run(rows.rows().map(|row| set.fields_at(row, &columns)), 0);
         let from_maps = query.run(
             set.visible(&reader).map(|(note, _)| NoteFields {
                 path: &note.path,

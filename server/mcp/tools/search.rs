@@ -147,7 +147,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
             query.not_files = notes::ops::hidden_by_overrides(&worker_set, &worker_reader);
             if !conditions.is_empty() {
                 let passing = notes::ops::passing(&worker_set, &worker_reader, &conditions, now_ms);
-                query.note_keys = Some(Arc::new(passing));
+                query.note_keys = Some(Arc::new(worker_set.index_keys(&passing)));
             }
         }
         journal.index.search(&query)

@@ -261,6 +261,11 @@ pub(super) fn fold_contains(text: &str, part: &str) -> bool {
     })
 }
 
+/// Text as [`fold_eq`] compares it: two texts are `fold_eq` exactly when their keys are equal.
+pub(super) fn fold_key(text: &str) -> String {
+    folded(text).collect()
+}
+
 fn folded(text: &str) -> impl Iterator<Item = char> + Clone + '_ {
     text.chars().flat_map(char::to_lowercase)
 }

@@ -33,12 +33,15 @@ mod condition;
 mod eval;
 mod lexer;
 mod parser;
+mod plan;
 mod run;
 
 #[cfg(test)]
 mod tests;
 
 use serde_json::{Map, Value};
+
+pub use plan::{Catalog, ValueIndex, passing, run_over};
 
 /// The longest query text accepted, in bytes.
 pub const MAX_QUERY_BYTES: usize = 8 * 1024;

@@ -20,18 +20,16 @@ use super::eval::{field_json, field_value};
 use super::{Field, Group, NoteFields, Query, QueryOutput};
 
 pub(super) fn run<'a>(query: &Query, notes: impl Iterator<Item = NoteFields<'a>>, now_ms: i64) -> QueryOutput {
-    let matched: Vec<NoteFields<'a>> = notes.filter(|note| query.matches(note, now_ms)).collect();
+    run_matched(query, notes.filter(|note| query.matches(note, now_ms)))
+}
+
+/// [`run`] over notes already known to match.
+pub(super) fn run_matched<'a>(query: &Query, notes: impl Iterator<Item = NoteFields<'a>>) -> QueryOutput {
+    let matched: Vec<NoteFields<'a>> = notes.collect();
     let total = matched.len();
     let limit = query.limit;
 
-    // Grouping orders by the group key first; within it (or without it) the sort keys; then the path, so that
-    // the order is total and the output the same on every run.
-    let order_by: Vec<(&Field, bool)> = query
-        .group_by
-        .iter()
-        .map(|field| (field, false))
-        .chain(query.sort.iter().map(|key| (&key.field, key.descending)))
-        .collect();
+    let order_by = order_by(query);
     let width = order_by.len();
     let keys: Vec<Option<Val<'a>>> = matched
         .iter()
@@ -40,28 +38,13 @@ pub(super) fn run<'a>(query: &Query, notes: impl Iterator<Item = NoteFields<'a>>
     let keys_of = |index: usize| keys.get(index * width..(index + 1) * width).unwrap_or_default();
     let path_of = |index: usize| matched.get(index).map_or("", |note| note.path);
     let compare = |a: &usize, b: &usize| -> Ordering {
-        for ((x, y), (_, descending)) in keys_of(*a).iter().zip(keys_of(*b)).zip(&order_by) {
-            // Missing values come last in both directions, so `desc` reverses only present values.
-            let order = match (x, y) {
-                (Some(x), Some(y)) if *descending => compare::sort_order(*y, *x),
-                _ => compare::missing_last(*x, *y),
-            };
-            if order != Ordering::Equal {
-                return order;
-            }
-        }
-        path_of(*a).cmp(path_of(*b))
+        compare_keys(&order_by, keys_of(*a), keys_of(*b)).then_with(|| path_of(*a).cmp(path_of(*b)))
     };
     let mut shown: Vec<usize> = (0..total).collect();
     first_in_order(&mut shown, limit, compare);
 
-    let row = |index: usize| -> Vec<Value> {
-        match matched.get(index) {
-            Some(note) => query.columns.iter().map(|field| field_json(field, note)).collect(),
-            None => Vec::new(),
-        }
-    };
-    let columns = query.columns.iter().map(|field| field.name().to_string()).collect();
+    let row = |index: usize| -> Vec<Value> { matched.get(index).map(|note| row_of(query, note)).unwrap_or_default() };
+    let columns = column_names(query);
     let truncated = total > shown.len();
     let Some(group_field) = &query.group_by else {
         let rows = shown.iter().map(|index| row(*index)).collect();
@@ -120,6 +103,62 @@ pub(super) fn run<'a>(query: &Query, notes: impl Iterator<Item = NoteFields<'a>>
         total,
         truncated,
     }
+}
+
+/// What orders the notes: the group key first, then the sort keys (a flag for descending); then the path, which
+/// the callers compare last, so that the order is total and the output the same on every run.
+fn order_by(query: &Query) -> Vec<(&Field, bool)> {
+    query
+        .group_by
+        .iter()
+        .map(|field| (field, false))
+        .chain(query.sort.iter().map(|key| (&key.field, key.descending)))
+        .collect()
+}
+
+/// Compares two notes by their keys, read in the order of [`order_by`].
+fn compare_keys(order_by: &[(&Field, bool)], a: &[Option<Val<'_>>], b: &[Option<Val<'_>>]) -> Ordering {
+    for ((x, y), (_, descending)) in a.iter().zip(b).zip(order_by) {
+        // Missing values come last in both directions, so `desc` reverses only present values.
+        let order = match (x, y) {
+            (Some(x), Some(y)) if *descending => compare::sort_order(*y, *x),
+            _ => compare::missing_last(*x, *y),
+        };
+        if order != Ordering::Equal {
+            return order;
+        }
+    }
+    Ordering::Equal
+}
+
+/// Every row of a catalog of `len` notes in the order [`run`] shows them (the query has no `group by`), so that
+/// a large match is shown by walking this order, kept across queries, instead of sorting the match each time.
+pub(super) fn sorted_rows<'a>(query: &Query, len: usize, fields: impl Fn(usize) -> NoteFields<'a>) -> Vec<u32> {
+    let order_by = order_by(query);
+    let width = order_by.len();
+    let notes: Vec<NoteFields<'a>> = (0..len).map(fields).collect();
+    let keys: Vec<Option<Val<'a>>> = notes
+        .iter()
+        .flat_map(|note| order_by.iter().map(move |(field, _)| field_value(field, note)))
+        .collect();
+    let keys_of = |row: usize| keys.get(row * width..(row + 1) * width).unwrap_or_default();
+    let mut rows: Vec<u32> = (0..len as u32).collect();
+    rows.sort_unstable_by(|a, b| {
+        let (a, b) = (*a as usize, *b as usize);
+        compare_keys(&order_by, keys_of(a), keys_of(b))
+            .then_with(|| notes.get(a).map(|n| n.path).cmp(&notes.get(b).map(|n| n.path)))
+    });
+    rows
+}
+
+/// The values a row shows for a note, in the order of the query's columns.
+pub(super) fn row_of(query: &Query, note: &NoteFields<'_>) -> Vec<Value> {
+    query.columns.iter().map(|field| field_json(field, note)).collect()
+}
+
+/// The names of the query's columns.
+pub(super) fn column_names(query: &Query) -> Vec<String> {
+    query.columns.iter().map(|field| field.name().to_string()).collect()
 }
 
 /// Keeps the first `limit` items in order, sorted. A selection first, so that only those are sorted.
