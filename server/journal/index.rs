@@ -15,8 +15,6 @@ use tantivy::schema::{FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, S
 use tantivy::snippet::SnippetGenerator;
 use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Score, Term, doc};
 
-use super::notes::IndexKeys;
-
 mod ranked;
 
 use ranked::{Filter, FilteredTop};
@@ -65,10 +63,20 @@ pub struct SearchQuery {
     pub not_folders: Vec<String>,
     /// Never these files (notes a reader may not see).
     pub not_files: Vec<String>,
-    /// Only notes whose `index_key` is in the set (a filter over metadata); None: no such filter.
-    pub note_keys: Option<Arc<IndexKeys>>,
+    /// Only notes whose `index_key` passes this test (a filter over metadata); None: no such filter.
+    pub note_filter: Option<NoteFilter>,
     pub offset: usize,
     pub limit: usize,
+}
+
+/// A test of a note's `notes::index_key`, which a search's hits must pass.
+#[derive(Clone)]
+pub struct NoteFilter(pub Arc<dyn Fn(u64) -> bool + Send + Sync>);
+
+impl std::fmt::Debug for NoteFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NoteFilter")
+    }
 }
 
 /// One ranked hit.
@@ -267,7 +275,7 @@ impl SearchIndex {
         };
         let docs = if lead == Lead::Text {
             // The text leads and the filters are tested only on what could enter the top.
-            let top = FilteredTop::new(searcher, wanted, &filters, query.note_keys.clone())?;
+            let top = FilteredTop::new(searcher, wanted, &filters, query.note_filter.clone())?;
             let mut docs = searcher.search(&*text_query, &top)?;
             docs.drain(..query.offset.min(docs.len()));
             docs
@@ -292,11 +300,11 @@ impl SearchIndex {
             } else {
                 Box::new(BooleanQuery::new(clauses))
             };
-            match &query.note_keys {
+            match &query.note_filter {
                 None => searcher.search(&*combined, &top)?,
-                Some(keys) => {
-                    let keys = Arc::clone(keys);
-                    let filtered = FilterCollector::new("note".to_string(), move |key: u64| keys.contains(&key), top);
+                Some(NoteFilter(passes)) => {
+                    let passes = Arc::clone(passes);
+                    let filtered = FilterCollector::new("note".to_string(), move |key: u64| passes(key), top);
                     searcher.search(&*combined, &filtered)?
                 }
             }
@@ -391,7 +399,7 @@ enum Lead {
 /// eighth of the index or fewer), since then leading with it costs less. Only filters of terms are
 /// counted.
 fn leader(searcher: &tantivy::Searcher, filters: &[Filter]) -> tantivy::Result<Lead> {
-    // A frontmatter filter (`note_keys`) cannot lead: it is a test of each document, cheapest
+    // A frontmatter filter (`note_filter`) cannot lead: it is a test of each document, cheapest
     // where the text's pruning leaves the fewest to test.
     let few = searcher.num_docs() / 8;
     for filter in filters.iter().filter(|filter| !filter.negated) {
@@ -531,7 +539,7 @@ mod tests {
             "lease", "garden", "budget", "river", "coffee", "report", "train", "kitchen",
         ];
         const CATEGORIES: [&str; 3] = ["notes", "transcripts", "entities"];
-        let mut note_keys = IndexKeys::default();
+        let mut note_keys = std::collections::HashSet::new();
         // Two commits make two segments, and the deletions between them an alive bitset.
         for batch in 0..2 {
             let writer = index.writer().unwrap();
@@ -565,7 +573,7 @@ mod tests {
             }
             index.commit(writer).unwrap();
         }
-        let note_keys = Arc::new(note_keys);
+        let note_filter = NoteFilter(Arc::new(move |key| note_keys.contains(&key)));
         let searcher = index.reader.searcher();
         assert!(searcher.segment_readers().len() >= 2);
         let mut compared = 0;
@@ -587,7 +595,7 @@ mod tests {
                 folders: pick(5, &mut next).map(|p| format!("p{p}")).into_iter().collect(),
                 not_folders: pick(5, &mut next).map(|p| format!("p{p}")).into_iter().collect(),
                 not_files: pick(700, &mut next).map(|i| format!("d1-{i}")).into_iter().collect(),
-                note_keys: (next(2) == 0).then(|| Arc::clone(&note_keys)),
+                note_filter: (next(2) == 0).then(|| note_filter.clone()),
                 offset: next(4) as usize,
                 limit: 1 + next(10) as usize,
             };

@@ -11,7 +11,6 @@
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
-use std::sync::Arc;
 
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::Column;
@@ -19,7 +18,7 @@ use tantivy::fastfield::AliveBitSet;
 use tantivy::query::{EnableScoring, Query, Scorer, Weight};
 use tantivy::{DocAddress, DocId, DocSet, Score, Searcher, SegmentOrdinal, SegmentReader};
 
-use crate::journal::notes::IndexKeys;
+use super::NoteFilter;
 
 /// A test of documents: one of the queries matches (or, negated, none does).
 pub(super) struct Filter {
@@ -28,11 +27,11 @@ pub(super) struct Filter {
 }
 
 /// Collects the `k` best documents by score (ties: the lower address first) that pass every filter and, when
-/// given, whose `note` fast field is among `note_keys`.
+/// given, whose `note` fast field passes `notes`.
 pub(super) struct FilteredTop {
     k: usize,
     filters: Vec<(Vec<Box<dyn Weight>>, bool)>,
-    note_keys: Option<Arc<IndexKeys>>,
+    notes: Option<NoteFilter>,
 }
 
 impl FilteredTop {
@@ -40,7 +39,7 @@ impl FilteredTop {
         searcher: &Searcher,
         k: usize,
         filters: &[Filter],
-        note_keys: Option<Arc<IndexKeys>>,
+        notes: Option<NoteFilter>,
     ) -> tantivy::Result<FilteredTop> {
         let scoring = EnableScoring::disabled_from_searcher(searcher);
         let filters = filters
@@ -54,7 +53,7 @@ impl FilteredTop {
                 Ok((weights, filter.negated))
             })
             .collect::<tantivy::Result<Vec<_>>>()?;
-        Ok(FilteredTop { k, filters, note_keys })
+        Ok(FilteredTop { k, filters, notes })
     }
 }
 
@@ -64,7 +63,7 @@ pub(super) struct SegmentTop {
     k: usize,
     heap: BinaryHeap<Entry>,
     filters: Vec<(Vec<Box<dyn Scorer>>, bool)>,
-    notes: Option<(Column<u64>, Arc<IndexKeys>)>,
+    notes: Option<(Column<u64>, NoteFilter)>,
     alive: Option<AliveBitSet>,
 }
 
@@ -121,7 +120,7 @@ impl SegmentTop {
             }
         }
         match &self.notes {
-            Some((column, keys)) => column.first(doc).is_some_and(|key| keys.contains(&key)),
+            Some((column, NoteFilter(passes))) => column.first(doc).is_some_and(|key| passes(key)),
             None => true,
         }
     }
@@ -181,8 +180,8 @@ impl Collector for FilteredTop {
                 Ok((scorers, *negated))
             })
             .collect::<tantivy::Result<Vec<_>>>()?;
-        let notes = match &self.note_keys {
-            Some(keys) => Some((reader.fast_fields().u64("note")?, Arc::clone(keys))),
+        let notes = match &self.notes {
+            Some(filter) => Some((reader.fast_fields().u64("note")?, filter.clone())),
             None => None,
         };
         Ok(SegmentTop {

@@ -194,12 +194,9 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// A set of `index_key`s. The keys are the first bytes of a SHA-256 digest, already uniform, so the
-/// set uses them as their own hashes: a search's filter looks up every hit, and SipHash cost more
-/// than the rest of the lookup.
-pub type IndexKeys = std::collections::HashSet<u64, std::hash::BuildHasherDefault<KeyHasher>>;
-
-/// The hasher of `IndexKeys`: a key is its own hash.
+/// The hasher of maps keyed by `index_key`, which is the first bytes of a SHA-256 digest, already
+/// uniform: a key is its own hash (a search's filter looks a key up for each candidate, and SipHash
+/// cost more than the rest of the lookup).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct KeyHasher(u64);
 

@@ -7,6 +7,7 @@
 //! skip what `access::sight` hides, so a hidden note can never shadow or reveal anything.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -15,7 +16,7 @@ use super::access::{Reader, Sight, sight};
 use super::note::Note;
 use super::query::{Frontmatter, NoteFields, ValueIndex};
 use super::rowset::RowSet;
-use super::{IndexKeys, rules};
+use super::{KeyHasher, rules};
 
 /// The notes of the vault as of the last sync.
 #[derive(Debug, Default)]
@@ -25,6 +26,8 @@ pub struct NoteSet {
     by_path: HashMap<String, usize>,
     /// Frontmatter ids, each to its notes in path order (ids are not guaranteed unique).
     by_id: HashMap<String, Vec<usize>>,
+    /// Rows by `notes::index_key`, so that a search's filter finds a hit's row in a `RowSet`.
+    by_index_key: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
     /// The rows of notes with `agent_overrides`, so that what hides a note from one connection is
     /// found without reading every note.
     overridden: Vec<usize>,
@@ -50,8 +53,6 @@ struct Rows {
     titles: Vec<Box<str>>,
     modified: Vec<i64>,
     tags: Vec<Box<[String]>>,
-    /// `notes::index_key` of each path, for filters over the search index.
-    index_keys: Vec<u64>,
 }
 
 /// One frontmatter key's values, by row.
@@ -140,12 +141,17 @@ impl NoteSet {
             titles: notes.iter().map(|n| n.title.as_str().into()).collect(),
             modified: notes.iter().map(|n| n.modified_ms).collect(),
             tags: notes.iter().map(|n| n.tags.clone().into_boxed_slice()).collect(),
-            index_keys: notes.iter().map(|n| super::index_key(&n.path)).collect(),
         };
+        let by_index_key = notes
+            .iter()
+            .enumerate()
+            .map(|(row, note)| (super::index_key(&note.path), row as u32))
+            .collect();
         NoteSet {
             newest: notes,
             by_path,
             by_id,
+            by_index_key,
             overridden,
             skill_rows,
             rows,
@@ -219,11 +225,9 @@ impl NoteSet {
         }
     }
 
-    /// The search index's keys of the notes in some rows.
-    pub fn index_keys(&self, rows: &RowSet) -> IndexKeys {
-        rows.rows()
-            .filter_map(|row| self.rows.index_keys.get(row).copied())
-            .collect()
+    /// The row of the note with a search index key.
+    pub fn row_of_index_key(&self, key: u64) -> Option<usize> {
+        self.by_index_key.get(&key).map(|row| *row as usize)
     }
 
     pub fn len(&self) -> usize {

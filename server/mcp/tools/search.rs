@@ -11,7 +11,7 @@ use std::sync::Arc;
 use crate::auth::Category;
 use crate::journal::content::Scope;
 use crate::journal::day::Day;
-use crate::journal::index::SearchQuery;
+use crate::journal::index::{NoteFilter, SearchQuery};
 use crate::journal::notes::{self, filters, query, rules};
 
 pub const DEF: ToolDef = ToolDef {
@@ -147,7 +147,9 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
             query.not_files = notes::ops::hidden_by_overrides(&worker_set, &worker_reader);
             if !conditions.is_empty() {
                 let passing = notes::ops::passing(&worker_set, &worker_reader, &conditions, now_ms);
-                query.note_keys = Some(Arc::new(worker_set.index_keys(&passing)));
+                let set = Arc::clone(&worker_set);
+                let passes = move |key: u64| set.row_of_index_key(key).is_some_and(|row| passing.contains(row));
+                query.note_filter = Some(NoteFilter(Arc::new(passes)));
             }
         }
         journal.index.search(&query)
