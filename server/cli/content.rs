@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::bail;
 use clap::{Args, Subcommand};
 
-use super::open;
+use super::{open, open_for_access};
 use crate::journal::content::{self, ImportOptions, NewEntity, NewFacet};
 use crate::journal::day::{self, Day};
 use crate::journal::entity::EntityType;
@@ -222,7 +222,8 @@ pub async fn write_demo(dir: &Path, options: &demo::DemoOptions) -> anyhow::Resu
 }
 
 pub async fn reindex(dir: &Path) -> anyhow::Result<()> {
-    let journal = open(dir).await?;
+    // Not synced first: the reindex reads every file anyway.
+    let journal = open_for_access(dir).await?;
     let started = std::time::Instant::now();
     let report = journal.reindex().await?;
     if report.deferred {

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use sqlx::Row;
+use tantivy::IndexWriter;
 
 use super::note::{self, Access, Note};
 use super::scan::{self, Stamp};
@@ -256,17 +257,59 @@ fn index_chunk(
     if clear {
         index.remove_category(&writer, "notes");
     }
+    // Reading and parsing a note costs more than indexing it (YAML, markdown), so the chunk is
+    // read on a thread per core, each adding its documents to the one writer.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
+    let per_thread = changed.len().div_ceil(threads).max(1);
+    let mut pieces: Vec<Vec<(String, Stamp)>> = Vec::with_capacity(threads);
+    let mut rest = changed;
+    while rest.len() > per_thread {
+        let tail = rest.split_off(per_thread);
+        pieces.push(rest);
+        rest = tail;
+    }
+    pieces.push(rest);
+    let done: Vec<(Vec<Parsed>, SyncReport)> = std::thread::scope(|scope| {
+        let writer = &writer;
+        let handles: Vec<_> = pieces
+            .into_iter()
+            .map(|piece| scope.spawn(move || read_and_index(journal, writer, piece)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    });
+    let mut report = SyncReport::default();
+    let mut parsed = Vec::new();
+    for (piece, piece_report) in done {
+        parsed.extend(piece);
+        report.indexed += piece_report.indexed;
+        report.bytes += piece_report.bytes;
+        report.failed.extend(piece_report.failed);
+    }
+    for path in &removed {
+        index.remove(&writer, &file_key(path));
+    }
+    report.removed = removed.len();
+    index.commit(writer)?;
+    Ok(Some((parsed, removed, report)))
+}
+
+/// Reads, parses and indexes some changed notes.
+fn read_and_index(journal: &Journal, writer: &IndexWriter, changed: Vec<(String, Stamp)>) -> (Vec<Parsed>, SyncReport) {
+    let index = &journal.index;
     let mut report = SyncReport::default();
     let mut parsed = Vec::with_capacity(changed.len());
     for (path, stamp) in changed {
-        index.remove(&writer, &file_key(&path));
+        index.remove(writer, &file_key(&path));
         let outcome = match journal.notes.read_file(&path) {
             None => Err("the file could not be read".to_string()),
             Some((bytes, _)) => note::read(&path, &bytes, stamp.mtime_ns / 1_000_000).map(|read| {
                 if read.note.access != Access::Private {
                     let doc = document(&read.note, read.body);
                     report.bytes += doc.body.len() as u64;
-                    if let Err(error) = index.put(&writer, &doc) {
+                    if let Err(error) = index.put(writer, &doc) {
                         tracing::warn!(note = %path, %error, "a note could not be indexed");
                     }
                 }
@@ -279,12 +322,7 @@ fn index_chunk(
         }
         parsed.push(Parsed { path, stamp, outcome });
     }
-    for path in &removed {
-        index.remove(&writer, &file_key(path));
-    }
-    report.removed = removed.len();
-    index.commit(writer)?;
-    Ok(Some((parsed, removed, report)))
+    (parsed, report)
 }
 
 /// The index's key of a note's documents (apart from the journal's own files, which are keyed by
