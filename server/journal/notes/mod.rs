@@ -11,6 +11,7 @@
 
 pub mod access;
 pub mod filters;
+mod flat;
 pub mod markdown;
 pub mod note;
 pub mod ops;

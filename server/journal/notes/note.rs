@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::markdown::{self, Link};
-use super::rules;
+use super::{flat, rules};
 use crate::journal::frontmatter;
 
 /// The largest note the journal reads; a larger file is reported and left out.
@@ -106,11 +106,15 @@ pub fn read<'a>(path: &str, bytes: &'a [u8], modified_ms: i64) -> Result<Read<'a
         std::str::from_utf8(bytes).map_err(|e| format!("the note is not UTF-8 text (byte {})", e.valid_up_to()))?;
     let unmarked = text.strip_prefix('\u{feff}').unwrap_or(text);
     let (mut frontmatter, body) = if unmarked.starts_with("---\n") || unmarked.starts_with("---\r\n") {
-        let (value, body) = frontmatter::parse::<Value>(text).map_err(|e| e.to_string())?;
-        let map = match value {
-            Value::Object(map) => map,
-            Value::Null => Map::new(),
-            _ => return Err("frontmatter: expected key: value lines".into()),
+        let (yaml, body) = frontmatter::split(text).map_err(|e| e.to_string())?;
+        // Flat frontmatter is read directly; anything else by the YAML parser.
+        let map = match flat::read(yaml) {
+            Some(map) => map,
+            None => match frontmatter::parse::<Value>(text).map_err(|e| e.to_string())?.0 {
+                Value::Object(map) => map,
+                Value::Null => Map::new(),
+                _ => return Err("frontmatter: expected key: value lines".into()),
+            },
         };
         (map, body)
     } else {

@@ -382,6 +382,9 @@ pub fn day_of(note: &Note) -> u64 {
         .as_number()
 }
 
+/// Catalog rows per `INSERT`: six values a row, well under SQLite's 32,766 bound values.
+const ROWS_PER_INSERT: usize = 1000;
+
 /// Writes one chunk's rows (and removes gone ones) in one transaction; `clear` first forgets every
 /// row and records the vault the catalog now describes.
 async fn write_catalog(
@@ -390,21 +393,12 @@ async fn write_catalog(
     removed: &[String],
     clear: bool,
 ) -> Result<(), JournalError> {
-    let rows: Vec<serde_json::Value> = parsed
+    // Each row's metadata as JSON, made before the write lock is taken.
+    let rows: Vec<(&Parsed, Option<String>, Option<&str>)> = parsed
         .iter()
-        .map(|item| {
-            let (meta, error) = match &item.outcome {
-                Ok(note) => (serde_json::to_string(note.as_ref()).ok(), None),
-                Err(error) => (None, Some(error.clone())),
-            };
-            serde_json::json!([
-                item.path,
-                rules::folder_of(&item.path),
-                item.stamp.mtime_ns,
-                item.stamp.size,
-                meta,
-                error
-            ])
+        .map(|item| match &item.outcome {
+            Ok(note) => (item, serde_json::to_string(note.as_ref()).ok(), None),
+            Err(error) => (item, None, Some(error.as_str())),
         })
         .collect();
     let mut tx = crate::db::begin_write(&journal.db).await?;
@@ -424,17 +418,24 @@ async fn write_catalog(
             .execute(&mut *tx)
             .await?;
     }
-    if !rows.is_empty() {
-        sqlx::query(
-            "INSERT INTO notes (path, folder, mtime_ns, size, meta, error)
-             SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5
-             FROM json_each(?) WHERE true
-             ON CONFLICT (path) DO UPDATE SET folder = excluded.folder, mtime_ns = excluded.mtime_ns,
+    // Rows go in statements of many rows with bound values: one statement per row costs a round
+    // trip to the database thread each, and one JSON array of the whole chunk made SQLite parse
+    // 30 MB of JSON (12% of a reindex's CPU).
+    for batch in rows.chunks(ROWS_PER_INSERT) {
+        let mut insert = sqlx::QueryBuilder::new("INSERT INTO notes (path, folder, mtime_ns, size, meta, error) ");
+        insert.push_values(batch, |mut row, (item, meta, error)| {
+            row.push_bind(item.path.as_str())
+                .push_bind(rules::folder_of(&item.path))
+                .push_bind(item.stamp.mtime_ns)
+                .push_bind(item.stamp.size)
+                .push_bind(meta.as_deref())
+                .push_bind(*error);
+        });
+        insert.push(
+            " ON CONFLICT (path) DO UPDATE SET folder = excluded.folder, mtime_ns = excluded.mtime_ns,
                size = excluded.size, meta = excluded.meta, error = excluded.error",
-        )
-        .bind(serde_json::to_string(&rows).unwrap_or_else(|_| "[]".into()))
-        .execute(&mut *tx)
-        .await?;
+        );
+        insert.build().execute(&mut *tx).await?;
     }
     tx.commit().await?;
     Ok(())
