@@ -11,6 +11,8 @@
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
 
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::Column;
@@ -30,6 +32,10 @@ pub(super) struct Filter {
 /// given, whose `note` fast field passes `notes`.
 pub(super) struct FilteredTop {
     k: usize,
+    /// The best `k`-th score any segment has kept so far (an `f32`'s bits; scores are never negative,
+    /// so the bits order as the scores do). No document scoring below it can make the top, so a
+    /// later segment prunes from the start instead of from zero.
+    floor: Arc<AtomicU32>,
     filters: Vec<(Vec<Box<dyn Weight>>, bool)>,
     notes: Option<NoteFilter>,
 }
@@ -53,7 +59,12 @@ impl FilteredTop {
                 Ok((weights, filter.negated))
             })
             .collect::<tantivy::Result<Vec<_>>>()?;
-        Ok(FilteredTop { k, filters, notes })
+        Ok(FilteredTop {
+            k,
+            floor: Arc::new(AtomicU32::new(0)),
+            filters,
+            notes,
+        })
     }
 }
 
@@ -61,6 +72,7 @@ impl FilteredTop {
 pub(super) struct SegmentTop {
     segment: SegmentOrdinal,
     k: usize,
+    floor: Arc<AtomicU32>,
     heap: BinaryHeap<Entry>,
     filters: Vec<(Vec<Box<dyn Scorer>>, bool)>,
     notes: Option<(Column<u64>, NoteFilter)>,
@@ -145,6 +157,10 @@ impl SegmentTop {
         if self.heap.len() > self.k {
             self.heap.pop();
         }
+        if self.heap.len() >= self.k {
+            self.floor
+                .fetch_max(self.threshold().max(0.0).to_bits(), AtomicOrdering::Relaxed);
+        }
     }
 }
 
@@ -187,6 +203,7 @@ impl Collector for FilteredTop {
         Ok(SegmentTop {
             segment,
             k: self.k,
+            floor: Arc::clone(&self.floor),
             heap: BinaryHeap::with_capacity(self.k.min(1024) + 1),
             filters,
             notes,
@@ -218,7 +235,10 @@ impl Collector for FilteredTop {
         let mut top = self.for_segment(segment, reader)?;
         weight.for_each_pruning(Score::MIN, reader, &mut |doc, score| {
             top.offer(doc, score);
-            top.threshold()
+            // A score equal to the floor may still win its tie (on address) against another
+            // segment's document, so only what is below it is skipped.
+            let floor = f32::from_bits(top.floor.load(AtomicOrdering::Relaxed));
+            top.threshold().max(floor.next_down())
         })?;
         Ok(top.harvest())
     }
