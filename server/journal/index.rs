@@ -131,11 +131,9 @@ impl SearchIndex {
     }
 
     /// A writer for one batch of changes. Only one process may hold it at a time; another caller
-    /// gets `LockBusy` and should leave the work to the holder. Two indexing threads of 64 MB each:
-    /// with the notes read on a thread per core and committed once, one thread became the
-    /// bottleneck of a vault's indexing (docs/performance.md).
+    /// gets `LockBusy` and should leave the work to the holder.
     pub fn writer(&self) -> tantivy::Result<IndexWriter> {
-        self.index.writer_with_num_threads(2, 128_000_000)
+        self.index.writer_with_num_threads(1, 64_000_000)
     }
 
     /// Adds a document; call `remove` for its file first when replacing.
