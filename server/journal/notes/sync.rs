@@ -18,7 +18,7 @@ use super::scan::{self, Stamp};
 use super::set::NoteSet;
 use super::{index_key, rules};
 use crate::db::Pool;
-use crate::journal::catalog::{Depth, SyncReport};
+use crate::journal::catalog::{Depth, SyncReport, finish};
 use crate::journal::day::Day;
 use crate::journal::index::IndexDoc;
 use crate::journal::{Journal, JournalError};
@@ -30,7 +30,7 @@ use crate::journal::{Journal, JournalError};
 /// notes every few passes.
 const FULL_SCAN_SPACING: u32 = 20;
 
-/// Notes read and indexed per step, and catalogued per transaction (the index is committed once).
+/// Notes read and indexed per index commit and catalog transaction.
 const CHUNK_NOTES: usize = if cfg!(test) { 5 } else { 20_000 };
 
 /// The catalog's readable notes, for the set at open.
@@ -124,20 +124,8 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
     let mut removed: Vec<String> = known.into_keys().collect();
     removed.sort();
 
-    // One index writer for the whole sync, committed once: a commit per chunk kept the parsing
-    // threads waiting for it (a quarter of a reindex). The catalog's rows are written after the
-    // commit, so that a row never names a note the index lacks; a sync that fails before it leaves
-    // catalog and index as they were.
-    let writer = match journal.index.writer() {
-        Ok(writer) => Arc::new(writer),
-        Err(tantivy::TantivyError::LockFailure(..)) => {
-            report.deferred = true;
-            return Ok(report);
-        }
-        Err(e) => return Err(e.into()),
-    };
     let mut updated: HashMap<String, Option<Arc<Note>>> = HashMap::new();
-    let mut to_catalog: Vec<(Vec<Parsed>, Vec<String>, bool)> = Vec::new();
+    let mut cataloging: Option<tokio::task::JoinHandle<Result<(), JournalError>>> = None;
     let mut first = true;
     while first || !changed.is_empty() {
         let rest = changed.split_off(changed.len().min(CHUNK_NOTES));
@@ -152,11 +140,17 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
         if chunk.is_empty() && gone.is_empty() && !clear {
             break;
         }
-        let (worker, chunk_writer) = (Arc::clone(journal), Arc::clone(&writer));
-        let (parsed, gone, done) =
-            tokio::task::spawn_blocking(move || index_chunk(&worker, &chunk_writer, chunk, gone, clear))
-                .await
-                .map_err(|e| JournalError::Invalid(format!("the indexing task failed: {e}")))?;
+        let worker = Arc::clone(journal);
+        let outcome = tokio::task::spawn_blocking(move || index_chunk(&worker, chunk, gone, clear)).await;
+        // The previous chunk's rows were written while this one was read and indexed.
+        if let Some(previous) = cataloging.take() {
+            finish(previous).await?;
+        }
+        let outcome = outcome.map_err(|e| JournalError::Invalid(format!("the indexing task failed: {e}")))??;
+        let Some((parsed, gone, done)) = outcome else {
+            report.deferred = true;
+            return Ok(report);
+        };
         report.indexed += done.indexed;
         report.removed += done.removed;
         report.bytes += done.bytes;
@@ -167,16 +161,13 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
         for item in &parsed {
             updated.insert(item.path.clone(), item.outcome.as_ref().ok().cloned());
         }
-        to_catalog.push((parsed, gone, clear));
+        let worker = Arc::clone(journal);
+        cataloging = Some(tokio::spawn(async move {
+            write_catalog(&worker, &parsed, &gone, clear).await
+        }));
     }
-    let writer = Arc::try_unwrap(writer)
-        .map_err(|_| JournalError::Invalid("the index writer was still in use after indexing".into()))?;
-    let worker = Arc::clone(journal);
-    tokio::task::spawn_blocking(move || worker.index.commit(writer))
-        .await
-        .map_err(|e| JournalError::Invalid(format!("the indexing task failed: {e}")))??;
-    for (parsed, gone, clear) in &to_catalog {
-        write_catalog(journal, parsed, gone, *clear).await?;
+    if let Some(previous) = cataloging.take() {
+        finish(previous).await?;
     }
     if reset {
         vault.reset.store(false, Ordering::SeqCst);
@@ -246,18 +237,25 @@ async fn known_rows(pool: &Pool, folders: Option<&[String]>) -> Result<HashMap<S
         .collect())
 }
 
-/// Reads and indexes one chunk of changed notes and removes gone ones, without committing; returns
-/// what the catalog is to record: the read notes, the removed paths, and the chunk's report.
+/// What one chunk left for the catalog: its read notes, the removed paths and its report. None:
+/// another process holds the index writer.
+type Chunk = Option<(Vec<Parsed>, Vec<String>, SyncReport)>;
+
+/// Reads and indexes one chunk of changed notes (and removes gone ones), and commits the index.
 fn index_chunk(
     journal: &Journal,
-    writer: &IndexWriter,
     changed: Vec<(String, Stamp)>,
     removed: Vec<String>,
     clear: bool,
-) -> (Vec<Parsed>, Vec<String>, SyncReport) {
+) -> Result<Chunk, JournalError> {
     let index = &journal.index;
+    let writer = match index.writer() {
+        Ok(writer) => writer,
+        Err(tantivy::TantivyError::LockFailure(..)) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
     if clear {
-        index.remove_category(writer, "notes");
+        index.remove_category(&writer, "notes");
     }
     // Reading and parsing a note costs more than indexing it (YAML, markdown), so the chunk is
     // read on a thread per core, each adding its documents to the one writer.
@@ -272,6 +270,7 @@ fn index_chunk(
     }
     pieces.push(rest);
     let done: Vec<(Vec<Parsed>, SyncReport)> = std::thread::scope(|scope| {
+        let writer = &writer;
         let handles: Vec<_> = pieces
             .into_iter()
             .map(|piece| scope.spawn(move || read_and_index(journal, writer, piece)))
@@ -290,10 +289,11 @@ fn index_chunk(
         report.failed.extend(piece_report.failed);
     }
     for path in &removed {
-        index.remove(writer, &file_key(path));
+        index.remove(&writer, &file_key(path));
     }
     report.removed = removed.len();
-    (parsed, removed, report)
+    index.commit(writer)?;
+    Ok(Some((parsed, removed, report)))
 }
 
 /// Reads, parses and indexes some changed notes.
