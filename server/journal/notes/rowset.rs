@@ -22,6 +22,7 @@ impl RowSet {
     }
 
     /// Every row of `len`.
+    #[cfg(test)]
     pub fn full(len: usize) -> RowSet {
         let mut set = RowSet {
             words: vec![u64::MAX; len.div_ceil(64)],
@@ -38,11 +39,6 @@ impl RowSet {
             set.insert(row as usize);
         }
         set
-    }
-
-    /// How many rows the set is drawn from (not how many it holds: see `count`).
-    pub fn universe(&self) -> usize {
-        self.len
     }
 
     pub fn insert(&mut self, row: usize) {
