@@ -157,7 +157,13 @@ async fn open(dir: &std::path::Path) -> anyhow::Result<std::sync::Arc<crate::jou
 /// Opens the journal without bringing its catalog up to date with the files: for commands that only
 /// touch access state (keys, grants, sign-ins, the audit log) and for `serve`, which syncs in the
 /// background once it listens. A full sync stats every file: seconds on a journal of a million.
+/// Opens the journal for a command that never reads notes (keys, grants, routes, reindex).
 async fn open_for_access(dir: &std::path::Path) -> anyhow::Result<std::sync::Arc<crate::journal::Journal>> {
+    naming_folder(dir, crate::journal::Journal::open_unloaded(dir).await)
+}
+
+/// Opens the journal for the server, with the notes' catalog read (its upkeep syncs).
+async fn open_to_serve(dir: &std::path::Path) -> anyhow::Result<std::sync::Arc<crate::journal::Journal>> {
     naming_folder(dir, crate::journal::Journal::open_unsynced(dir).await)
 }
 

@@ -61,7 +61,7 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
         // The server listens first and brings the catalog up to date in its first upkeep pass, so it
         // starts in the same time whatever the journal's size; searches meanwhile see the index as
         // it was left.
-        super::open_for_access(&dir).await?
+        super::open_to_serve(&dir).await?
     };
     let options = crate::server::Options {
         lan,

@@ -168,14 +168,22 @@ fn take_back(root: &Path, marker_path: &Path, id: &str) {
         }
     }
     let prefix = format!(".batch-{id}-");
+    // A file being staged when the writer died is still under `write_atomic`'s temporary name,
+    // `.<hidden name>.<random>.tmp`.
+    let unfinished = format!(".{prefix}");
     if let Ok(entries) = fs::read_dir(&dir) {
         for entry in entries.flatten() {
             let staged = entry.path();
-            let is_ours = staged
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(&prefix));
-            if !is_ours {
+            let Some(name) = staged.file_name().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            if name.starts_with(&unfinished) && name.ends_with(".tmp") {
+                if fs::remove_file(&staged).is_err() {
+                    clean = false;
+                }
+                continue;
+            }
+            if !name.starts_with(&prefix) {
                 continue;
             }
             // Published under its real name just before the writer died, before the marker named
@@ -295,7 +303,7 @@ mod tests {
     }
 
     /// What a killed writer leaves at its worst moment: files published and named by the marker,
-    /// one linked under its real name but not yet named, and one still only staged.
+    /// one linked under its real name but not yet named, one only staged and one half written.
     #[test]
     fn recovery_takes_back_a_batch_whose_writer_died_mid_publish() {
         let root = tempfile::tempdir().unwrap();
@@ -313,8 +321,16 @@ mod tests {
         fs::write(dir.join(".batch-abc-1.md"), "linked").unwrap();
         fs::hard_link(dir.join(".batch-abc-1.md"), dir.join("0930-2.md")).unwrap();
         fs::write(dir.join(".batch-abc-2.md"), "staged").unwrap();
+        // Killed while staging the next one: still under the atomic write's temporary name.
+        fs::write(dir.join("..batch-abc-3.md.x7Yq.tmp"), "half").unwrap();
+        // Another batch's or the owner's files are not this batch's.
+        fs::write(dir.join("..batch-abd-1.md.x7Yq.tmp"), "other").unwrap();
         assert_eq!(recover(root.path()).unwrap(), 1);
-        assert_eq!(names(&dir), ["1000.md"], "the owner's file stays, the batch is gone");
+        assert_eq!(
+            names(&dir),
+            ["..batch-abd-1.md.x7Yq.tmp", "1000.md"],
+            "the owner's file stays, the batch is gone"
+        );
         assert!(names(&markers).is_empty());
         assert_eq!(recover(root.path()).unwrap(), 0);
     }

@@ -646,5 +646,18 @@ mod tests {
         assert_eq!(report.indexed, files - 2 + crate::journal::demo_notes::NOTE_COUNT);
         assert_eq!(journal.index.len(), documents - 2, "replaced, not added twice");
         assert_eq!(count(&journal, "SELECT count(*) FROM items").await, files - 2);
+        let notes = count(&journal, "SELECT count(*) FROM notes").await;
+        assert_eq!(notes, crate::journal::demo_notes::NOTE_COUNT);
+
+        // Another holder of the index (a running server): the reindex changes nothing.
+        let held = journal.index.writer().unwrap();
+        let report = journal.reindex().await.unwrap();
+        assert!(report.deferred);
+        assert_eq!(report.indexed, 0);
+        assert_eq!(count(&journal, "SELECT count(*) FROM items").await, files - 2);
+        assert_eq!(count(&journal, "SELECT count(*) FROM notes").await, notes);
+        assert_eq!(journal.index.len(), documents - 2);
+        drop(held);
+        assert!(!journal.notes.needs_reset(), "the notes are not forgotten either");
     }
 }

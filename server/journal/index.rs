@@ -12,14 +12,15 @@ use std::sync::Arc;
 use tantivy::collector::{FilterCollector, TopDocs};
 use tantivy::query::{AllQuery, BooleanQuery, ConstScoreQuery, Occur, Query, QueryParser, RangeQuery, TermQuery};
 use tantivy::schema::{FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TEXT, TantivyDocument, Value};
-use tantivy::snippet::SnippetGenerator;
 use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Score, Term, doc};
 
 mod ranked;
+mod snippet;
 
 use ranked::{Filter, FilteredTop};
 
-/// The longest snippet returned with a hit, in characters.
+/// The longest snippet returned with a hit: a passage of at most this many bytes around the searched
+/// words, or, when none is in the text, its first this many characters.
 pub const SNIPPET_CHARS: usize = 800;
 
 /// One document to index. A file may give several documents (an entity gives one per facet
@@ -98,7 +99,7 @@ struct Fields {
     facet: Field,
     title: Field,
     body: Field,
-    extra: Field,
+    text: Field,
     tag: Field,
     folder: Field,
     note: Field,
@@ -146,14 +147,26 @@ impl SearchIndex {
             f.title => item.title.as_str(),
             f.body => item.body.as_str(),
         );
+        // Every searched word goes into the one `text` field, so that a word is one posting list
+        // and a search of one word one term scorer, which block-max WAND prunes well (a union over
+        // a title, a body and a hidden field could skip no block that held a title match). The
+        // title goes in twice: a word in the title counts as two more occurrences. Values are kept
+        // apart by a position gap, so a phrase never spans two of them.
+        for text in [
+            item.title.as_str(),
+            item.title.as_str(),
+            item.body.as_str(),
+            item.extra.as_str(),
+        ] {
+            if !text.is_empty() {
+                document.add_text(f.text, text);
+            }
+        }
         if let Some(day) = item.day {
             document.add_u64(f.day, day);
         }
         for facet in &item.facets {
             document.add_text(f.facet, facet);
-        }
-        if !item.extra.is_empty() {
-            document.add_text(f.extra, &item.extra);
         }
         for tag in &item.tags {
             document.add_text(f.tag, tag);
@@ -171,6 +184,11 @@ impl SearchIndex {
     /// Removes every document of a file.
     pub fn remove(&self, writer: &IndexWriter, file: &str) {
         writer.delete_term(Term::from_field_text(self.fields.file, file));
+    }
+
+    /// Removes every document (a reindex starting over).
+    pub fn clear(&self, writer: &IndexWriter) -> tantivy::Result<()> {
+        writer.delete_all_documents().map(|_| ())
     }
 
     /// Removes every document of a category (the notes of a vault the journal no longer serves).
@@ -210,9 +228,8 @@ impl SearchIndex {
     /// than the page when more follow). `lead` forces which side leads, for tests.
     fn ranked(&self, searcher: &tantivy::Searcher, query: &SearchQuery, lead: Option<Lead>) -> tantivy::Result<Ranked> {
         let f = self.fields;
-        let mut parser = QueryParser::for_index(&self.index, vec![f.title, f.body, f.extra]);
+        let mut parser = QueryParser::for_index(&self.index, vec![f.text]);
         parser.set_conjunction_by_default();
-        parser.set_field_boost(f.title, 2.0);
         // Lenient: an agent's stray quote or colon must not turn into an error or a field lookup.
         let words = sanitize(&query.text);
         let text_query: Box<dyn Query> = if words.trim().is_empty() {
@@ -322,31 +339,48 @@ impl SearchIndex {
     ) -> tantivy::Result<(Vec<Hit>, bool)> {
         let f = self.fields;
         let more = docs.len() > query.limit;
-        let mut snippets = SnippetGenerator::create(searcher, text_query, f.body)?;
-        snippets.set_max_num_chars(SNIPPET_CHARS);
+        let words = self.searched_words(searcher, text_query)?;
         let mut hits = Vec::with_capacity(query.limit);
         for (_score, address) in docs.into_iter().take(query.limit) {
             let document: TantivyDocument = searcher.doc(address)?;
-            let text = |field: Field| {
-                document
-                    .get_first(field)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("")
-                    .to_string()
-            };
-            let mut snippet = snippets.snippet_from_doc(&document).fragment().to_string();
+            let text = |field: Field| document.get_first(field).and_then(|v| v.as_str()).unwrap_or("");
+            let body = text(f.body);
+            let mut snippet = words.best(body, SNIPPET_CHARS);
             if snippet.is_empty() {
-                snippet = text(f.body).chars().take(SNIPPET_CHARS).collect();
+                snippet = body
+                    .char_indices()
+                    .nth(SNIPPET_CHARS)
+                    .map_or(body, |(at, _)| &body[..at]);
             }
             hits.push(Hit {
-                path: text(f.path),
-                category: text(f.category),
-                title: text(f.title),
+                path: text(f.path).to_string(),
+                category: text(f.category).to_string(),
+                title: text(f.title).to_string(),
                 day: document.get_first(f.day).and_then(|v| v.as_u64()),
                 snippet: snippet.trim().to_string(),
             });
         }
         Ok((hits, more))
+    }
+
+    /// The words a query searches, each weighed as tantivy's snippets weigh them: rarer words more.
+    fn searched_words(&self, searcher: &tantivy::Searcher, text_query: &dyn Query) -> tantivy::Result<snippet::Words> {
+        let mut terms: Vec<Term> = Vec::new();
+        text_query.query_terms(&mut |term, _| {
+            if term.field() == self.fields.text && !terms.contains(term) {
+                terms.push(term.clone());
+            }
+        });
+        let mut words = Vec::with_capacity(terms.len());
+        for term in terms {
+            let doc_freq = searcher.doc_freq(&term)?;
+            if let Some(word) = term.value().as_str()
+                && doc_freq > 0
+            {
+                words.push((word.to_string(), 1.0 / (1.0 + doc_freq as Score)));
+            }
+        }
+        Ok(snippet::Words::new(words))
     }
 }
 
@@ -357,9 +391,9 @@ fn schema() -> Schema {
     builder.add_text_field("category", STRING | STORED);
     builder.add_u64_field("day", INDEXED | STORED);
     builder.add_text_field("facet", STRING);
-    builder.add_text_field("title", TEXT | STORED);
-    builder.add_text_field("body", TEXT | STORED);
-    builder.add_text_field("extra", TEXT);
+    builder.add_text_field("title", STORED);
+    builder.add_text_field("body", STORED);
+    builder.add_text_field("text", TEXT);
     builder.add_text_field("tag", STRING);
     builder.add_text_field("folder", STRING);
     builder.add_u64_field("note", FAST);
@@ -376,7 +410,7 @@ fn fields(schema: &Schema) -> Fields {
         facet: get("facet"),
         title: get("title"),
         body: get("body"),
-        extra: get("extra"),
+        text: get("text"),
         tag: get("tag"),
         folder: get("folder"),
         note: get("note"),

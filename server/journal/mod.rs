@@ -86,9 +86,20 @@ impl Journal {
         Ok(journal)
     }
 
-    /// Opens the journal without bringing the catalog up to date: for `reindex`, which rebuilds it
-    /// anyway, for commands that only touch access state, and for the server, whose upkeep syncs.
+    /// Opens the journal without bringing the catalog up to date: for the server, whose upkeep
+    /// syncs.
     pub async fn open_unsynced(root: &Path) -> Result<Arc<Journal>, JournalError> {
+        Journal::open_with(root, true).await
+    }
+
+    /// Opens the journal without bringing the catalog up to date and without reading the notes'
+    /// catalog into memory (a second for a vault of 100,000 notes): for commands that only touch
+    /// access state, and for `reindex`, which rebuilds it. Its first sync reads them.
+    pub async fn open_unloaded(root: &Path) -> Result<Arc<Journal>, JournalError> {
+        Journal::open_with(root, false).await
+    }
+
+    async fn open_with(root: &Path, load_notes: bool) -> Result<Arc<Journal>, JournalError> {
         for sub in ["", "facets", "entities", "transcripts", "memory"] {
             let dir = root.join(sub);
             crate::fsio::create_dir_all_durable(&dir).map_err(|e| JournalError::io(&dir, e))?;
@@ -103,7 +114,7 @@ impl Journal {
             sqlx::query("DELETE FROM items").execute(&pool).await?;
             sqlx::query("DELETE FROM notes").execute(&pool).await?;
         }
-        let notes = notes::Vault::open(&root, &pool).await?;
+        let notes = notes::Vault::open(&root, &pool, load_notes).await?;
         let signing_key = load_signing_key(&pool).await?;
         let journal = Arc::new(Journal {
             root,
@@ -181,12 +192,36 @@ impl Journal {
         Ok(report)
     }
 
-    /// Throws the index away and indexes every file again.
+    /// Throws the index away and indexes every file again. Nothing changes when another process
+    /// holds the index (the report says it was deferred).
     pub async fn reindex(self: &Arc<Self>) -> Result<catalog::SyncReport, JournalError> {
         let _guard = self.sync_lock.lock().await;
-        sqlx::query("DELETE FROM items").execute(&self.db).await?;
-        sqlx::query("DELETE FROM notes").execute(&self.db).await?;
-        self.notes.forget_stamps();
+        let writer = match self.index.writer() {
+            Ok(writer) => writer,
+            Err(tantivy::TantivyError::LockFailure(..)) => {
+                return Ok(catalog::SyncReport {
+                    deferred: true,
+                    ..catalog::SyncReport::default()
+                });
+            }
+            Err(error) => return Err(error.into()),
+        };
+        // The catalog forgets first: a crash before the index is emptied leaves files the catalog
+        // does not know, which the next sync indexes again (never rows naming missing documents).
+        let mut tx = db::begin_write(&self.db).await?;
+        sqlx::query("DELETE FROM items").execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM notes").execute(&mut *tx).await?;
+        tx.commit().await?;
+        // Every document goes in one commit, which drops the old segments whole: the files are
+        // then added to an empty index, with no old copy to look up and nothing old to merge with.
+        let worker = Arc::clone(self);
+        tokio::task::spawn_blocking(move || {
+            worker.index.clear(&writer)?;
+            worker.index.commit(writer)
+        })
+        .await
+        .map_err(|e| JournalError::Invalid(format!("the indexing task failed: {e}")))??;
+        self.notes.start_over();
         let mut report = catalog::sync(self, catalog::Depth::Full).await?;
         self.reload_facets()?;
         report.add(notes::sync::sync(self, catalog::Depth::Full).await?);

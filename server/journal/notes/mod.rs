@@ -55,8 +55,12 @@ pub struct Vault {
     set: RwLock<Arc<NoteSet>>,
     /// Folders and their times as of the last scan (None: never scanned), for quick syncs.
     folder_stamps: Mutex<Option<HashMap<String, i64>>>,
-    /// The catalog describes another folder (or none): the next sync forgets it first.
+    /// The catalog describes another folder (or none), or a reindex starts over: the next sync forgets
+    /// what the catalog and the index hold of notes first.
     reset: AtomicBool,
+    /// Whether `set` holds the catalog's notes (a journal opened for a command that never reads notes
+    /// leaves them unread; its first sync reads them).
+    loaded: AtomicBool,
     /// Whether the folder was missing at the last sync (said once, not every two seconds).
     missing: AtomicBool,
     /// When the last full scan began and how long it took, to space full scans (see `sync`).
@@ -64,9 +68,9 @@ pub struct Vault {
 }
 
 impl Vault {
-    /// Finds the vault from `journal.toml`, creates the default `notes/` folder, and loads the
-    /// catalog's notes (unless it describes another folder, which the next sync forgets).
-    pub async fn open(journal_root: &Path, pool: &Pool) -> Result<Vault, JournalError> {
+    /// Finds the vault from `journal.toml`, creates the default `notes/` folder, and, with `load`,
+    /// loads the catalog's notes (unless it describes another folder, which the next sync forgets).
+    pub async fn open(journal_root: &Path, pool: &Pool, load: bool) -> Result<Vault, JournalError> {
         let root = location(journal_root)?;
         if root == journal_root.join("notes") {
             crate::fsio::create_dir_all_durable(&root).map_err(|e| JournalError::io(&root, e))?;
@@ -77,7 +81,7 @@ impl Vault {
                 .fetch_optional(pool)
                 .await?;
         let reset = described.as_deref() != Some(&root.to_string_lossy());
-        let set = if reset {
+        let set = if reset || !load {
             NoteSet::default()
         } else {
             sync::load(pool).await?
@@ -88,6 +92,7 @@ impl Vault {
             set: RwLock::new(Arc::new(set)),
             folder_stamps: Mutex::new(None),
             reset: AtomicBool::new(reset),
+            loaded: AtomicBool::new(reset || load),
             missing: AtomicBool::new(false),
             full_scan: Mutex::new(None),
         })
@@ -136,6 +141,13 @@ impl Vault {
 
     pub(crate) fn needs_reset(&self) -> bool {
         self.reset.load(Ordering::SeqCst)
+    }
+
+    /// Makes the next sync start over: forget every note the catalog and the index hold, and read
+    /// the whole vault (see `Journal::reindex`).
+    pub(crate) fn start_over(&self) {
+        self.reset.store(true, Ordering::SeqCst);
+        self.forget_stamps();
     }
 }
 

@@ -76,11 +76,13 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
         vault.forget_stamps();
         return Ok(report);
     }
-    if vault.missing.swap(false, Ordering::SeqCst) {
-        // Back again: read the catalog's notes, then check every file.
-        vault.replace_set(load(&journal.db).await?);
-    }
     let reset = vault.needs_reset();
+    let back = vault.missing.swap(false, Ordering::SeqCst);
+    if !reset && (back || !vault.loaded.load(Ordering::SeqCst)) {
+        // Back again, or never read: read the catalog's notes, then check every file.
+        vault.replace_set(load(&journal.db).await?);
+        vault.loaded.store(true, Ordering::SeqCst);
+    }
     let full_due = match vault.full_scan.lock().ok().and_then(|s| *s) {
         None => true,
         Some((at, took)) => at.elapsed() >= took * FULL_SCAN_SPACING,
@@ -141,7 +143,7 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
             break;
         }
         let worker = Arc::clone(journal);
-        let outcome = tokio::task::spawn_blocking(move || index_chunk(&worker, chunk, gone, clear)).await;
+        let outcome = tokio::task::spawn_blocking(move || index_chunk(&worker, chunk, gone, clear, reset)).await;
         // The previous chunk's rows were written while this one was read and indexed.
         if let Some(previous) = cataloging.take() {
             finish(previous).await?;
@@ -171,6 +173,7 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
     }
     if reset {
         vault.reset.store(false, Ordering::SeqCst);
+        vault.loaded.store(true, Ordering::SeqCst);
     }
     let dropped = full && vault.set().all().iter().any(|n| !scanned.files.contains_key(&n.path));
     if !updated.is_empty() || reset || dropped {
@@ -242,11 +245,14 @@ async fn known_rows(pool: &Pool, folders: Option<&[String]>) -> Result<HashMap<S
 type Chunk = Option<(Vec<Parsed>, Vec<String>, SyncReport)>;
 
 /// Reads and indexes one chunk of changed notes (and removes gone ones), and commits the index.
+/// `clear` first removes every note from the index; `fresh` says the index holds none of the
+/// changed notes (this sync cleared them), so that they are added without looking for old copies.
 fn index_chunk(
     journal: &Journal,
     changed: Vec<(String, Stamp)>,
     removed: Vec<String>,
     clear: bool,
+    fresh: bool,
 ) -> Result<Chunk, JournalError> {
     let index = &journal.index;
     let writer = match index.writer() {
@@ -273,7 +279,7 @@ fn index_chunk(
         let writer = &writer;
         let handles: Vec<_> = pieces
             .into_iter()
-            .map(|piece| scope.spawn(move || read_and_index(journal, writer, piece)))
+            .map(|piece| scope.spawn(move || read_and_index(journal, writer, piece, fresh)))
             .collect();
         handles
             .into_iter()
@@ -297,12 +303,20 @@ fn index_chunk(
 }
 
 /// Reads, parses and indexes some changed notes.
-fn read_and_index(journal: &Journal, writer: &IndexWriter, changed: Vec<(String, Stamp)>) -> (Vec<Parsed>, SyncReport) {
+fn read_and_index(
+    journal: &Journal,
+    writer: &IndexWriter,
+    changed: Vec<(String, Stamp)>,
+    fresh: bool,
+) -> (Vec<Parsed>, SyncReport) {
     let index = &journal.index;
     let mut report = SyncReport::default();
     let mut parsed = Vec::with_capacity(changed.len());
     for (path, stamp) in changed {
-        index.remove(writer, &file_key(&path));
+        if !fresh {
+            // A copy indexed before a crash (the index is committed before the catalog) goes.
+            index.remove(writer, &file_key(&path));
+        }
         let outcome = match journal.notes.read_file(&path) {
             None => Err("the file could not be read".to_string()),
             Some((bytes, _)) => note::read(&path, &bytes, stamp.mtime_ns / 1_000_000).map(|read| {
