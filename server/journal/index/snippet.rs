@@ -18,9 +18,9 @@ impl Words {
         Words(words)
     }
 
-    /// The weight of one word of the text, if it is searched.
-    fn weight(&self, word: &str, lowered: &mut String) -> Option<f32> {
-        let word = if word.is_ascii() {
+    /// The weight of one word of the text, if it is searched. `ascii`: the word is all ASCII.
+    fn weight(&self, word: &str, ascii: bool, lowered: &mut String) -> Option<f32> {
+        let word = if ascii {
             word
         } else {
             lowered.clear();
@@ -28,29 +28,59 @@ impl Words {
             lowered.extend(word.chars().flat_map(char::to_lowercase));
             lowered.as_str()
         };
+        // Most words differ from every searched one in length or first letter, tested first.
+        let first = word.as_bytes().first().map(u8::to_ascii_lowercase);
         self.0
             .iter()
-            .find(|(searched, _)| searched.eq_ignore_ascii_case(word))
+            .find(|(searched, _)| {
+                searched.len() == word.len()
+                    && searched.as_bytes().first() == first.as_ref()
+                    && searched.eq_ignore_ascii_case(word)
+            })
             .map(|(_, weight)| *weight)
     }
 
     /// The best passage of `text`, or "" when no searched word is in it.
     pub fn best<'t>(&self, text: &'t str, max_bytes: usize) -> &'t str {
+        let bytes = text.as_bytes();
         let mut lowered = String::new();
         // (start, end, score) of the passage being read and of the best so far.
         let mut current: (usize, usize, f32) = (0, 0, 0.0);
         let mut best: (usize, usize, f32) = (0, 0, 0.0);
-        // Words that are too long are no words at all to the index: they neither match nor end a
-        // passage.
-        for (from, to) in word_spans(text).filter(|(from, to)| to - from < LONGEST_WORD) {
-            if to - current.0 > max_bytes {
+        let mut at = 0;
+        while at < bytes.len() {
+            // The next word: a run of alphanumeric characters, as tantivy's simple tokenizer cuts
+            // them. ASCII bytes are told apart without decoding; only other characters are.
+            let (word, len) = class_at(text, at);
+            if !word {
+                at += len;
+                continue;
+            }
+            let from = at;
+            let mut ascii = true;
+            at += len;
+            while at < bytes.len() {
+                let (word, len) = class_at(text, at);
+                if !word {
+                    break;
+                }
+                ascii &= len == 1;
+                at += len;
+            }
+            ascii &= bytes[from].is_ascii();
+            // Words that are too long are no words at all to the index: they neither match nor end
+            // a passage.
+            if at - from >= LONGEST_WORD {
+                continue;
+            }
+            if at - current.0 > max_bytes {
                 if current.2 > best.2 {
                     best = current;
                 }
                 current = (from, from, 0.0);
             }
-            current.1 = to;
-            if let Some(weight) = self.weight(&text[from..to], &mut lowered) {
+            current.1 = at;
+            if let Some(weight) = self.weight(&text[from..at], ascii, &mut lowered) {
                 current.2 += weight;
             }
         }
@@ -61,42 +91,16 @@ impl Words {
     }
 }
 
-/// The byte ranges of the words of `text`: runs of alphanumeric characters, as tantivy's simple
-/// tokenizer cuts them. ASCII bytes are told apart without decoding; only other characters are.
-fn word_spans(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
-    let bytes = text.as_bytes();
-    let mut at = 0;
-    // Whether the character at `at` is alphanumeric, and its length in bytes.
-    let char_at = move |at: usize| -> (bool, usize) {
-        let byte = bytes[at];
-        if byte.is_ascii() {
-            (byte.is_ascii_alphanumeric(), 1)
-        } else {
-            let c = text[at..].chars().next().unwrap_or(' ');
-            (c.is_alphanumeric(), c.len_utf8())
-        }
-    };
-    std::iter::from_fn(move || {
-        while at < bytes.len() {
-            let (word, len) = char_at(at);
-            if word {
-                break;
-            }
-            at += len;
-        }
-        if at >= bytes.len() {
-            return None;
-        }
-        let from = at;
-        while at < bytes.len() {
-            let (word, len) = char_at(at);
-            if !word {
-                break;
-            }
-            at += len;
-        }
-        Some((from, at))
-    })
+/// Whether the character at byte `at` of `text` is alphanumeric, and its length in bytes.
+#[inline]
+fn class_at(text: &str, at: usize) -> (bool, usize) {
+    let byte = text.as_bytes()[at];
+    if byte.is_ascii() {
+        (byte.is_ascii_alphanumeric(), 1)
+    } else {
+        let c = text[at..].chars().next().unwrap_or(' ');
+        (c.is_alphanumeric(), c.len_utf8())
+    }
 }
 
 #[cfg(test)]

@@ -161,15 +161,26 @@ pub fn run_query(set: &NoteSet, reader: &Reader, query: &Query, now_ms: i64) -> 
 /// The rows of the notes `reader` may see for which every condition holds: the filter a search
 /// with frontmatter conditions (`has:`, `[key:op value]`) applies.
 pub fn passing(set: &NoteSet, reader: &Reader, conditions: &[Condition], now_ms: i64) -> RowSet {
+    let keys = keys_of(conditions);
+    with_catalog(set, &keys, |catalog| {
+        query::passing(conditions, catalog, &set.visible_rows(reader), now_ms)
+    })
+}
+
+/// Whether `passing` is a few operations on bitmaps, with nothing to build and no note to test.
+pub fn passing_is_quick(set: &NoteSet, reader: &Reader, conditions: &[Condition]) -> bool {
+    query::answered_by_indexes(conditions) && set.prepared(reader, &keys_of(conditions))
+}
+
+/// The frontmatter keys that conditions name, each once.
+fn keys_of(conditions: &[Condition]) -> Vec<&str> {
     let mut keys: Vec<&str> = Vec::new();
     for key in conditions.iter().flat_map(Condition::keys) {
         if !keys.contains(&key) {
             keys.push(key);
         }
     }
-    with_catalog(set, &keys, |catalog| {
-        query::passing(conditions, catalog, &set.visible_rows(reader), now_ms)
-    })
+    keys
 }
 
 /// The search index's file keys of the notes that `agent_overrides` hide from `reader` (a search
@@ -302,5 +313,59 @@ mod tests {
             missing(&Target::Path("P/c.md".into())).to_string(),
             missing(&Target::Path("P/c.md".into())).to_string()
         );
+    }
+
+    /// A search runs `passing` on the runtime's thread only when it builds nothing and tests no note.
+    #[test]
+    fn passing_is_quick_once_its_indexes_are_built_and_only_for_conditions_they_answer() {
+        let set = NoteSet::new(vec![
+            note(
+                "a.md",
+                "---
+status: todo
+priority: 2
+---
+",
+                50,
+            ),
+            note(
+                "b.md",
+                "---
+status: done
+---
+",
+                40,
+            ),
+        ]);
+        let reader = Reader {
+            scope: Scope::WholeJournal,
+            label: "k".into(),
+        };
+        let condition = |text: &str| vec![query::parse_condition(text).unwrap()];
+        let todo = condition("status is \"todo\"");
+        assert!(!passing_is_quick(&set, &reader, &todo), "nothing is built yet");
+        assert_eq!(passing(&set, &reader, &todo, 0).rows().count(), 1);
+        assert!(passing_is_quick(&set, &reader, &todo));
+        let other = Reader {
+            scope: Scope::WholeJournal,
+            label: "other".into(),
+        };
+        assert!(
+            !passing_is_quick(&set, &other, &todo),
+            "another reader's rows are not built"
+        );
+        let priority = condition("priority exists");
+        assert!(
+            !passing_is_quick(&set, &reader, &priority),
+            "another key's index is not built"
+        );
+        passing(&set, &reader, &priority, 0);
+        assert!(passing_is_quick(&set, &reader, &priority));
+        // `contains` and `gt` test each note: never quick.
+        for text in ["status contains \"to\"", "priority gt 1"] {
+            let tested = condition(text);
+            passing(&set, &reader, &tested, 0);
+            assert!(!passing_is_quick(&set, &reader, &tested), "{text}");
+        }
     }
 }

@@ -188,6 +188,17 @@ impl NoteSet {
         )
     }
 
+    /// Whether what `passing` reads for `reader` and `keys` is built already (the rows the reader may
+    /// see, each key's column and value index), so that it costs no scan of the notes.
+    pub fn prepared(&self, reader: &Reader, keys: &[&str]) -> bool {
+        self.sights
+            .find(|kept| kept.label == reader.label && kept.scope == reader.scope)
+            .is_some()
+            && keys.iter().all(|key| {
+                self.columns.find(|name| name == key).is_some() && self.values.find(|name| name == key).is_some()
+            })
+    }
+
     /// Every row in an order a query names, built with `build` on first use.
     pub fn order(&self, name: &str, build: &dyn Fn() -> Vec<u32>) -> Arc<Vec<u32>> {
         self.orders

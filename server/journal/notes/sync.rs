@@ -108,23 +108,34 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
     }
     // What the catalog knows of the scanned folders; what is left after the scan is gone.
     let known = if reset {
-        HashMap::new()
+        Vec::new()
     } else if full {
         known_rows(&journal.db, None).await?
     } else {
         let folders: Vec<String> = scanned.listed.iter().chain(&scanned.gone).cloned().collect();
         known_rows(&journal.db, Some(&folders)).await?
     };
-    let mut known = known;
-    let mut changed: Vec<(String, Stamp)> = Vec::new();
-    for (path, stamp) in &scanned.files {
-        if known.remove(path) != Some(*stamp) {
-            changed.push((path.clone(), *stamp));
+    // Comparing 100,000 stamps takes tens of milliseconds, kept off the runtime's threads, which
+    // answer requests meanwhile.
+    let current = vault.set();
+    let (mut scanned, mut changed, mut removed, dropped) = tokio::task::spawn_blocking(move || {
+        let mut known = stamps_of(known);
+        let mut changed: Vec<(String, Stamp)> = Vec::new();
+        for (path, stamp) in &scanned.files {
+            if known.remove(path) != Some(*stamp) {
+                changed.push((path.clone(), *stamp));
+            }
         }
-    }
-    changed.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut removed: Vec<String> = known.into_keys().collect();
-    removed.sort();
+        changed.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut removed: Vec<String> = known.into_keys().collect();
+        removed.sort();
+        // After a full scan, a note the set holds but the vault does not is gone too (the catalog
+        // may have been emptied by a reindex while the set was loaded).
+        let dropped = full && current.all().iter().any(|n| !scanned.files.contains_key(&n.path));
+        (scanned, changed, removed, dropped)
+    })
+    .await
+    .map_err(|e| JournalError::Invalid(format!("the comparing task failed: {e}")))?;
 
     let mut updated: HashMap<String, Option<Arc<Note>>> = HashMap::new();
     let mut cataloging: Option<tokio::task::JoinHandle<Result<(), JournalError>>> = None;
@@ -175,23 +186,27 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
         vault.reset.store(false, Ordering::SeqCst);
         vault.loaded.store(true, Ordering::SeqCst);
     }
-    let dropped = full && vault.set().all().iter().any(|n| !scanned.files.contains_key(&n.path));
     if !updated.is_empty() || reset || dropped {
         let current = vault.set();
-        // After a full scan, a note the set holds but the vault does not is gone too (the catalog
-        // may have been emptied by a reindex while the set was loaded).
-        let mut notes: Vec<Arc<Note>> = if reset {
-            Vec::new()
-        } else {
-            current
-                .all()
-                .iter()
-                .filter(|n| !updated.contains_key(&n.path) && (!full || scanned.files.contains_key(&n.path)))
-                .cloned()
-                .collect()
-        };
-        notes.extend(updated.into_values().flatten());
-        vault.replace_set(NoteSet::new(notes));
+        let files = std::mem::take(&mut scanned.files);
+        // A new set indexes every note: off the runtime's threads too.
+        let set = tokio::task::spawn_blocking(move || {
+            let mut notes: Vec<Arc<Note>> = if reset {
+                Vec::new()
+            } else {
+                current
+                    .all()
+                    .iter()
+                    .filter(|n| !updated.contains_key(&n.path) && (!full || files.contains_key(&n.path)))
+                    .cloned()
+                    .collect()
+            };
+            notes.extend(updated.into_values().flatten());
+            NoteSet::new(notes)
+        })
+        .await
+        .map_err(|e| JournalError::Invalid(format!("the note set's task failed: {e}")))?;
+        vault.replace_set(set);
     }
     let stamps = match previous {
         Some(mut stamps) => {
@@ -216,8 +231,8 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
     Ok(report)
 }
 
-/// The catalog's stamps, of every note or of the notes directly in some folders.
-async fn known_rows(pool: &Pool, folders: Option<&[String]>) -> Result<HashMap<String, Stamp>, JournalError> {
+/// The catalog's rows (path, time, size), of every note or of the notes directly in some folders.
+async fn known_rows(pool: &Pool, folders: Option<&[String]>) -> Result<Vec<sqlx::sqlite::SqliteRow>, JournalError> {
     let folders = folders.map(|f| serde_json::to_string(f).unwrap_or_else(|_| "[]".into()));
     let rows = sqlx::query(
         "SELECT path, mtime_ns, size FROM notes
@@ -226,8 +241,12 @@ async fn known_rows(pool: &Pool, folders: Option<&[String]>) -> Result<HashMap<S
     .bind(folders)
     .fetch_all(pool)
     .await?;
-    Ok(rows
-        .into_iter()
+    Ok(rows)
+}
+
+/// The stamps of `known_rows`, by path.
+fn stamps_of(rows: Vec<sqlx::sqlite::SqliteRow>) -> HashMap<String, Stamp> {
+    rows.into_iter()
         .map(|row| {
             (
                 row.get(0),
@@ -237,7 +256,7 @@ async fn known_rows(pool: &Pool, folders: Option<&[String]>) -> Result<HashMap<S
                 },
             )
         })
-        .collect())
+        .collect()
 }
 
 /// What one chunk left for the catalog: its read notes, the removed paths and its report. None:

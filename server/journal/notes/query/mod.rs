@@ -41,7 +41,7 @@ mod tests;
 
 use serde_json::{Map, Value};
 
-pub use plan::{Catalog, ValueIndex, passing, run_over};
+pub use plan::{Catalog, ValueIndex, answered_by_indexes, passing, run_over};
 
 /// The longest query text accepted, in bytes.
 pub const MAX_QUERY_BYTES: usize = 8 * 1024;

@@ -112,6 +112,21 @@ struct Narrowed {
     exact: bool,
 }
 
+/// Whether the value indexes answer every condition exactly (as `condition_rows` does), so that
+/// `passing` tests no note one by one.
+pub fn answered_by_indexes(conditions: &[Condition]) -> bool {
+    conditions.iter().all(|condition| {
+        matches!(condition.field, Field::Key(_))
+            && match (condition.op, &condition.operand) {
+                (Op::Exists | Op::Missing, _) => true,
+                (Op::Is | Op::IsNot, Some(constant)) => {
+                    matches!(constant, Operand::Text { .. } | Operand::Number(_) | Operand::Bool(_))
+                }
+                _ => false,
+            }
+    })
+}
+
 /// The rows a condition holds for, when the catalog's indexes can say.
 fn condition_rows<'a>(condition: &Condition, catalog: &impl Catalog<'a>) -> Option<RowSet> {
     let Field::Key(key) = &condition.field else {
@@ -422,6 +437,10 @@ mod tests {
             same(&indexed, &scanned);
             let query = parse(&dsl).unwrap();
             let conditions: Vec<Condition> = query.filters.iter().flatten().flatten().cloned().collect();
+            if !conditions.is_empty() {
+                let exact = narrow_all(&conditions, &&notes).is_some_and(|narrowed| narrowed.exact);
+                prop_assert_eq!(answered_by_indexes(&conditions), exact);
+            }
             let passed = passing(&conditions, &&notes, &visible, 0);
             let tested: Vec<usize> = visible.rows().filter(|row| {
                 let note = (&notes).fields(*row);
