@@ -151,13 +151,21 @@ fn call_result(outcome: Result<ToolOutput, ToolError>, structured: bool, list_ch
     };
     match outcome {
         Ok(output) => {
-            let structured = if structured {
-                format!(r#","structuredContent":{}"#, output.json)
-            } else {
-                String::new()
-            };
-            let text = Value::String(output.json);
-            format!(r#"{{"content":[{{"type":"text","text":{text}}}],"isError":false{structured}{meta}}}"#)
+            // One buffer: the text block is the result escaped as a JSON string by serde_json's
+            // writer (formatting a `Value` through `fmt` escaped it a character at a time, 6% of a
+            // search's instructions), then the result once more as structured content.
+            let text = serde_json::to_string(output.json.as_str()).unwrap_or_else(|_| "\"\"".into());
+            let mut result = String::with_capacity(text.len() + output.json.len() + 96);
+            result.push_str(r#"{"content":[{"type":"text","text":"#);
+            result.push_str(&text);
+            result.push_str(r#"}],"isError":false"#);
+            if structured {
+                result.push_str(r#","structuredContent":"#);
+                result.push_str(&output.json);
+            }
+            result.push_str(meta);
+            result.push('}');
+            result
         }
         Err(error) => {
             let text = Value::String(error.to_string());
