@@ -154,15 +154,16 @@ async fn open(dir: &std::path::Path) -> anyhow::Result<std::sync::Arc<crate::jou
     naming_folder(dir, crate::journal::Journal::open(dir).await)
 }
 
-/// Opens the journal without bringing its catalog up to date with the files: for commands that only
-/// touch access state (keys, grants, sign-ins, the audit log) and for `serve`, which syncs in the
-/// background once it listens. A full sync stats every file: seconds on a journal of a million.
-/// Opens the journal for a command that never reads notes (keys, grants, routes, reindex).
+/// Opens the journal without bringing its catalog up to date with the files (a full sync stats every
+/// file: seconds on a journal of a million) and without reading the notes' catalog into memory: for
+/// commands that only touch access state (keys, grants, sign-ins, routes, the audit log) and for
+/// `reindex`, which rebuilds both.
 async fn open_for_access(dir: &std::path::Path) -> anyhow::Result<std::sync::Arc<crate::journal::Journal>> {
     naming_folder(dir, crate::journal::Journal::open_unloaded(dir).await)
 }
 
-/// Opens the journal for the server, with the notes' catalog read (its upkeep syncs).
+/// Opens the journal for `serve`: not synced (the server syncs in the background once it listens),
+/// with the notes' catalog read so that notes are served at once.
 async fn open_to_serve(dir: &std::path::Path) -> anyhow::Result<std::sync::Arc<crate::journal::Journal>> {
     naming_folder(dir, crate::journal::Journal::open_unsynced(dir).await)
 }

@@ -452,6 +452,14 @@ fn leader(searcher: &tantivy::Searcher, filters: &[Filter]) -> tantivy::Result<L
     Ok(Lead::Text)
 }
 
+/// Whether a search of `text` is pruned to the few documents that can make the top: it has words, and
+/// no phrase (tantivy checks a phrase's positions in every document holding all its words). Any other
+/// search may read every document that passes its filters.
+pub fn is_pruned(text: &str) -> bool {
+    let words = sanitize(text);
+    !words.trim().is_empty() && !words.contains('"')
+}
+
 /// Keeps words, quotes and `-` negation; drops the parser's field syntax so that `path:x` or
 /// `title:y` typed by an agent is searched as words, not as a field lookup.
 fn sanitize(text: &str) -> String {
@@ -554,6 +562,16 @@ mod tests {
         index.commit(writer).unwrap();
         assert!(index.search(&base).unwrap().0.is_empty());
         assert_eq!(index.len(), 2);
+    }
+
+    #[test]
+    fn only_searches_of_words_without_a_phrase_are_pruned() {
+        assert!(is_pruned("lease"));
+        assert!(is_pruned("lease -flat"));
+        assert!(is_pruned("title:lease"), "field syntax is searched as words");
+        assert!(!is_pruned(""));
+        assert!(!is_pruned("  :: !? "), "nothing left to search but the filters");
+        assert!(!is_pruned("\"the lease\""), "a phrase");
     }
 
     /// Random documents and searches: letting the text lead (filters tested inside the pruning)

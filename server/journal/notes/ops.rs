@@ -319,23 +319,8 @@ mod tests {
     #[test]
     fn passing_is_quick_once_its_indexes_are_built_and_only_for_conditions_they_answer() {
         let set = NoteSet::new(vec![
-            note(
-                "a.md",
-                "---
-status: todo
-priority: 2
----
-",
-                50,
-            ),
-            note(
-                "b.md",
-                "---
-status: done
----
-",
-                40,
-            ),
+            note("a.md", "---\nstatus: todo\npriority: 2\n---\n", 50),
+            note("b.md", "---\nstatus: done\n---\n", 40),
         ]);
         let reader = Reader {
             scope: Scope::WholeJournal,

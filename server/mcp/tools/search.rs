@@ -142,14 +142,11 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     };
     let (worker_set, worker_reader) = (Arc::clone(&set), reader.clone());
     let journal = context.journal.clone();
-    // Words bound a search's work (tantivy's pruning reads the few documents that can make the top),
-    // so it runs here: handing a few hundred microseconds to the blocking pool costs two thread
-    // switches, a tenth of the search. A search of filters alone (every document that passes them),
-    // a phrase (whose positions are checked in every document holding all its words, unpruned) and
-    // frontmatter conditions that need a scan of the notes or something built first may take
-    // milliseconds, and run on the blocking pool.
-    let bounded = !filters.text.trim().is_empty()
-        && !filters.text.contains('"')
+    // A pruned search reads the few documents that can make the top, so it runs here: handing a few
+    // hundred microseconds to the blocking pool costs two thread switches, a tenth of the search.
+    // Any other (filters alone, a phrase, frontmatter conditions that need a scan of the notes or
+    // something built first) may take milliseconds, and runs on the blocking pool.
+    let bounded = crate::journal::index::is_pruned(&filters.text)
         && (conditions.is_empty() || notes::ops::passing_is_quick(&set, &reader, &conditions));
     let mut work = move || {
         if with_notes {

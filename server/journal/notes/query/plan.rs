@@ -112,19 +112,22 @@ struct Narrowed {
     exact: bool,
 }
 
-/// Whether the value indexes answer every condition exactly (as `condition_rows` does), so that
-/// `passing` tests no note one by one.
+/// Whether the value indexes answer every condition exactly, so that `passing` tests no note one by
+/// one.
 pub fn answered_by_indexes(conditions: &[Condition]) -> bool {
-    conditions.iter().all(|condition| {
-        matches!(condition.field, Field::Key(_))
-            && match (condition.op, &condition.operand) {
-                (Op::Exists | Op::Missing, _) => true,
-                (Op::Is | Op::IsNot, Some(constant)) => {
-                    matches!(constant, Operand::Text { .. } | Operand::Number(_) | Operand::Bool(_))
-                }
-                _ => false,
+    conditions.iter().all(indexed)
+}
+
+/// Whether the value indexes answer a condition: `condition_rows` gives its rows exactly when this holds.
+fn indexed(condition: &Condition) -> bool {
+    matches!(condition.field, Field::Key(_))
+        && match (condition.op, &condition.operand) {
+            (Op::Exists | Op::Missing, _) => true,
+            (Op::Is | Op::IsNot, Some(constant)) => {
+                matches!(constant, Operand::Text { .. } | Operand::Number(_) | Operand::Bool(_))
             }
-    })
+            _ => false,
+        }
 }
 
 /// The rows a condition holds for, when the catalog's indexes can say.
@@ -132,6 +135,9 @@ fn condition_rows<'a>(condition: &Condition, catalog: &impl Catalog<'a>) -> Opti
     let Field::Key(key) = &condition.field else {
         return None;
     };
+    if !indexed(condition) {
+        return None;
+    }
     let len = catalog.row_count();
     let (rows, negated) = match (condition.op, &condition.operand) {
         (Op::Exists, _) => return Some(RowSet::from_rows(len, catalog.values(key).present.iter().copied())),
