@@ -15,6 +15,7 @@ use std::time::UNIX_EPOCH;
 
 use sqlx::Row;
 
+use super::background;
 use super::entity::Entity;
 use super::facet::Facet;
 use super::index::IndexDoc;
@@ -100,9 +101,7 @@ pub enum Depth {
 /// Brings the catalog and index up to date with the files. Callers hold the journal's sync lock.
 pub(super) async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, JournalError> {
     let root = journal.root().to_path_buf();
-    let folders = tokio::task::spawn_blocking(move || content_folders(&root))
-        .await
-        .map_err(|e| JournalError::Invalid(format!("the scanning task failed: {e}")))??;
+    let folders = background::run("scanning", move || content_folders(&root)).await??;
     let previous = journal.folder_stamps.lock().map(|s| s.clone()).unwrap_or_default();
     let full = depth == Depth::Full || previous.is_none();
     let (to_scan, gone): (Vec<String>, Vec<String>) = match &previous {
@@ -134,9 +133,7 @@ pub(super) async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncRep
     };
     let worker = Arc::clone(journal);
     let scope = (!full).then(|| to_scan.clone());
-    let (mut changed, removed) = tokio::task::spawn_blocking(move || plan_changes(&worker, known, scope))
-        .await
-        .map_err(|e| JournalError::Invalid(format!("the scanning task failed: {e}")))??;
+    let (mut changed, removed) = background::run("scanning", move || plan_changes(&worker, known, scope)).await??;
     let mut report = SyncReport::default();
     // Removals go with the first chunk; every chunk is indexed and committed, then cataloged, so
     // a sync holds one chunk's text at a time and a crash or a busy writer keeps every chunk done.

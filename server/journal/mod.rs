@@ -6,6 +6,7 @@
 //! here, once. This module knows nothing of HTTP or MCP, and nothing of who is asking: callers pass the
 //! facet and category bounds of the caller's grant.
 
+pub mod background;
 pub mod batch;
 pub mod catalog;
 pub mod content;

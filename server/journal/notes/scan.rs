@@ -103,28 +103,36 @@ fn list(root: &Path, skip: Option<&Path>, folder: &str, scan: &mut Scan) -> std:
         if rules::quarantined_name(&name) || !rules::plain_name(&name) {
             continue;
         }
+        // The kind comes with the listing (no system call where the file system gives it) and is
+        // the entry's own: a link is neither a folder nor a file here.
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
         let rel = if folder.is_empty() {
-            name.clone()
+            name
         } else {
             format!("{folder}/{name}")
         };
-        // `symlink_metadata`: a link is neither a folder nor a file here.
-        let Ok(meta) = fs::symlink_metadata(entry.path()) else {
-            continue;
-        };
-        if meta.is_dir() {
+        if kind.is_dir() {
             let own = skip.is_some_and(|skip| same_dir(&entry.path(), skip));
             if !own && !rules::quarantined(&rel) {
                 subfolders.push(rel);
             }
-        } else if meta.is_file() && rules::is_note_path(&rel) {
-            scan.files.insert(
-                rel,
-                Stamp {
-                    mtime_ns: nanos(&meta),
-                    size: meta.len() as i64,
-                },
-            );
+        } else if kind.is_file() && rules::is_note_path(&rel) {
+            // Looked up from the open folder, not by walking the whole path again, and without
+            // following a link (a file replaced by one since the listing is left out).
+            let Ok(meta) = entry.metadata() else {
+                continue;
+            };
+            if meta.is_file() {
+                scan.files.insert(
+                    rel,
+                    Stamp {
+                        mtime_ns: nanos(&meta),
+                        size: meta.len() as i64,
+                    },
+                );
+            }
         }
     }
     Ok(subfolders)
