@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::args::Cursor;
 use super::fetch::reachable_item;
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput};
 use crate::auth::Category;
@@ -29,7 +30,7 @@ pub struct Args {
     /// A transcript reference from search or list_transcripts.
     pub reference: String,
     /// The next_cursor of the previous page.
-    pub cursor: Option<String>,
+    pub cursor: Option<Cursor>,
 }
 
 /// What get_transcript answers.
@@ -46,10 +47,7 @@ pub struct Output {
 pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, ToolError> {
     let (_, path) = context.open_reference(&args.reference, &["transcript"])?;
     reachable_item(context, Category::Transcripts, "transcript", &path).await?;
-    let offset = match &args.cursor {
-        Some(token) => context.open_cursor("transcript", &path, token)?,
-        None => 0,
-    };
+    let offset = context.offset("transcript", &path, args.cursor.as_ref())?;
     let segment = content::read_segment(context.journal, &path)?;
     let mut entries = Vec::new();
     let mut bytes = 0;

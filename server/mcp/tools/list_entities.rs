@@ -3,7 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_limit, nothing_matched};
+use super::args::{FacetId, Limit};
+use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, nothing_matched};
 use crate::auth::Category;
 use crate::journal::content;
 
@@ -23,10 +24,10 @@ pub const DEF: ToolDef = ToolDef {
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// How many entities, 1-100 (default 100).
-    #[schemars(range(min = 1, max = 100))]
-    pub limit: Option<u32>,
+    #[serde(default)]
+    pub limit: Limit<100, 100>,
     /// Only this facet (an id from list_facets).
-    pub facet: Option<String>,
+    pub facet: Option<FacetId>,
 }
 
 /// What list_entities answers.
@@ -45,8 +46,8 @@ pub struct EntityView {
 }
 
 pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, ToolError> {
-    let limit = check_limit(args.limit, 100, 100)?;
-    let scope = context.scope(args.facet.as_deref())?;
+    let limit = args.limit.get();
+    let scope = context.scope(args.facet.as_ref())?;
     let rows = content::list_entities(context.journal, &scope, limit).await?;
     let entities: Vec<EntityView> = rows
         .into_iter()

@@ -4,7 +4,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_limit, nothing_matched};
+use super::args::Limit;
+use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, nothing_matched};
 use crate::auth::Category;
 
 pub const DEF: ToolDef = ToolDef {
@@ -23,8 +24,8 @@ pub const DEF: ToolDef = ToolDef {
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// How many facets, 1-100 (default 100).
-    #[schemars(range(min = 1, max = 100))]
-    pub limit: Option<u32>,
+    #[serde(default)]
+    pub limit: Limit<100, 100>,
 }
 
 /// What list_facets answers.
@@ -46,7 +47,7 @@ pub struct FacetView {
 }
 
 pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, ToolError> {
-    let limit = check_limit(args.limit, 100, 100)?;
+    let limit = args.limit.get();
     let with_descriptions = context.connection.grant.has(Category::Facets);
     let facets: Vec<FacetView> = context
         .connection

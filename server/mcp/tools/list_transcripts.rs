@@ -3,7 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_limit, day_range, nothing_matched};
+use super::args::{DayArg, FacetId, Limit};
+use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, nothing_matched};
 use crate::auth::Category;
 use crate::journal::content;
 use crate::journal::day::format_time;
@@ -24,12 +25,12 @@ pub const DEF: ToolDef = ToolDef {
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// How many segments, 1-100 (default 10).
-    #[schemars(range(min = 1, max = 100))]
-    pub limit: Option<u32>,
+    #[serde(default)]
+    pub limit: Limit<10, 100>,
     /// Only this day (YYYY-MM-DD or YYYYMMDD).
-    pub day: Option<String>,
+    pub day: Option<DayArg>,
     /// Only this facet (an id from list_facets).
-    pub facet: Option<String>,
+    pub facet: Option<FacetId>,
 }
 
 /// What list_transcripts answers.
@@ -51,9 +52,9 @@ pub struct SegmentView {
 }
 
 pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, ToolError> {
-    let limit = check_limit(args.limit, 10, 100)?;
-    let (day, _) = day_range(args.day.as_deref(), None, None)?;
-    let scope = context.scope(args.facet.as_deref())?;
+    let limit = args.limit.get();
+    let day = args.day.map(|d| d.0);
+    let scope = context.scope(args.facet.as_ref())?;
     let rows = content::list_transcripts(context.journal, day, &scope, limit).await?;
     let segments: Vec<SegmentView> = rows
         .into_iter()

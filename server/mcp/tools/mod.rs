@@ -5,6 +5,7 @@
 //! connection sees, and the enums in their schemas, follow from its grant here; `dispatch` checks the
 //! grant again on every call, so a narrowed grant refuses at once.
 
+pub mod args;
 pub mod base_query;
 pub mod fetch;
 pub mod get_entity;
@@ -227,11 +228,10 @@ impl ToolContext<'_> {
     }
 
     /// The grant's reach, narrowed to one facet id when the call names one.
-    pub fn scope(&self, facet: Option<&str>) -> Result<Scope, ToolError> {
-        let Some(id) = facet else {
+    pub fn scope(&self, facet: Option<&args::FacetId>) -> Result<Scope, ToolError> {
+        let Some(id) = facet.map(args::FacetId::as_str) else {
             return Ok(self.connection.grant.scope(&self.facets));
         };
-        check_len("facet", id, 256)?;
         self.reachable_scope(|f| f.id == id, &format!("facet \"{id}\""))
     }
 
@@ -306,8 +306,13 @@ impl ToolContext<'_> {
         )
     }
 
+    /// Where a page starts: 0 without a cursor, else the offset the cursor carries.
+    pub fn offset(&self, purpose: &str, request: &str, cursor: Option<&args::Cursor>) -> Result<usize, ToolError> {
+        cursor.map_or(Ok(0), |cursor| self.open_cursor(purpose, request, cursor.as_str()))
+    }
+
     /// Reads a cursor back into its offset, refusing one made for another request.
-    pub fn open_cursor(&self, purpose: &str, request: &str, token: &str) -> Result<usize, ToolError> {
+    fn open_cursor(&self, purpose: &str, request: &str, token: &str) -> Result<usize, ToolError> {
         check_len("cursor", token, MAX_TOKEN_BYTES)?;
         let invalid = || {
             ToolError::Invalid("that cursor is not valid for this request: repeat the request without a cursor".into())
@@ -342,32 +347,13 @@ pub fn check_len(field: &str, value: &str, max: usize) -> Result<(), ToolError> 
     Ok(())
 }
 
-/// Checks a `limit` argument: absent gives the default, otherwise 1..=max.
-pub fn check_limit(limit: Option<u32>, default: u32, max: u32) -> Result<usize, ToolError> {
-    match limit {
-        None => Ok(default as usize),
-        Some(n) if (1..=max).contains(&n) => Ok(n as usize),
-        Some(n) => Err(ToolError::Invalid(format!(
-            "limit must be between 1 and {max}, not {n}"
-        ))),
-    }
-}
-
-/// Reads `day`, `day_from` and `day_to` into an inclusive range.
+/// Combines `day`, `day_from` and `day_to` into an inclusive range.
 pub fn day_range(
-    day: Option<&str>,
-    from: Option<&str>,
-    to: Option<&str>,
+    day: Option<args::DayArg>,
+    from: Option<args::DayArg>,
+    to: Option<args::DayArg>,
 ) -> Result<(Option<Day>, Option<Day>), ToolError> {
-    let parse = |field: &str, value: Option<&str>| -> Result<Option<Day>, ToolError> {
-        let Some(value) = value else { return Ok(None) };
-        check_len(field, value, 32)?;
-        Day::parse(value)
-            .map(Some)
-            .map_err(|e| ToolError::Invalid(format!("{field}: {e}")))
-    };
-    let day = parse("day", day)?;
-    let (from, to) = (parse("day_from", from)?, parse("day_to", to)?);
+    let (day, from, to) = (day.map(|d| d.0), from.map(|d| d.0), to.map(|d| d.0));
     if day.is_some() && (from.is_some() || to.is_some()) {
         return Err(ToolError::Invalid(
             "give either day, or day_from and day_to, not both".into(),
@@ -413,25 +399,19 @@ mod tests {
 
     #[test]
     fn argument_rules() {
-        assert_eq!(check_limit(None, 10, 100).unwrap(), 10);
-        assert_eq!(check_limit(Some(100), 10, 100).unwrap(), 100);
-        assert!(check_limit(Some(0), 10, 100).is_err());
-        assert!(check_limit(Some(101), 10, 100).is_err());
         assert!(check_len("query", &"x".repeat(4097), 4096).is_err());
-        let (from, to) = day_range(Some("20261120"), None, None).unwrap();
+        let day = |text: &str| Some(args::DayArg(Day::parse(text).unwrap()));
+        let (from, to) = day_range(day("20261120"), None, None).unwrap();
         assert_eq!(
             (from.unwrap().to_string(), to.unwrap().to_string()),
             ("2026-11-20".into(), "2026-11-20".into())
         );
-        assert!(day_range(Some("2026-11-20"), Some("2026-11-01"), None).is_err());
-        assert!(day_range(None, Some("2026-11-20"), Some("2026-11-01")).is_err());
-        assert!(
-            day_range(None, Some(&"2".repeat(33)), None)
-                .unwrap_err()
-                .to_string()
-                .contains("too long")
-        );
-        assert!(day_range(None, Some("tomorrow"), None).is_err());
+        let (from, to) = day_range(None, day("2026-11-01"), None).unwrap();
+        assert_eq!((from.unwrap().to_string(), to), ("2026-11-01".into(), None));
+        let both = day_range(day("2026-11-20"), day("2026-11-01"), None).unwrap_err();
+        assert!(both.to_string().contains("not both"), "{both}");
+        let reversed = day_range(None, day("2026-11-20"), day("2026-11-01")).unwrap_err();
+        assert!(reversed.to_string().contains("is after"), "{reversed}");
     }
 
     #[test]

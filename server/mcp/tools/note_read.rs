@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::args::NotePath;
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_len};
 use crate::auth::Category;
 use crate::journal::notes::ops::Target;
@@ -30,7 +31,7 @@ pub const MAX_BODY_BYTES: usize = 512 * 1024;
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// The note's path from the top of the notes folder; .md may be left out.
-    pub path: Option<String>,
+    pub path: Option<NotePath>,
     /// The note's id from notes_list, search or base_query.
     pub id: Option<String>,
 }
@@ -64,10 +65,8 @@ pub struct AgentsMd {
 }
 
 pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, ToolError> {
-    let target = match (&args.path, &args.id) {
-        (Some(path), None) => {
-            Target::Path(rules::typed_note_path(path).map_err(|e| ToolError::Invalid(format!("path: {e}")))?)
-        }
+    let target = match (args.path, &args.id) {
+        (Some(path), None) => Target::Path(path.into_string()),
         (None, Some(id)) => {
             check_len("id", id, rules::MAX_PATH_BYTES + 5)?;
             Target::Id(id.trim().to_string())

@@ -3,9 +3,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_len, check_limit, nothing_matched};
+use super::args::{Cursor, FolderPath, Limit};
+use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_len, nothing_matched};
 use crate::auth::Category;
-use crate::journal::notes::{ops, rules};
+use crate::journal::notes::ops;
 
 pub const DEF: ToolDef = ToolDef {
     name: "notes_list",
@@ -24,16 +25,16 @@ pub const DEF: ToolDef = ToolDef {
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// Only notes in this folder or below it, e.g. "Projects".
-    pub folder: Option<String>,
+    pub folder: Option<FolderPath>,
     /// Only notes with this tag (without or with its #); a tag also matches the tags nested under it.
     pub tag: Option<String>,
     /// Only notes modified at or after this day (YYYY-MM-DD) or time (RFC 3339, e.g. 2026-11-30T14:00:00Z).
     pub since: Option<String>,
     /// How many notes, 1-1000 (default 200).
-    #[schemars(range(min = 1, max = 1000))]
-    pub limit: Option<u32>,
+    #[serde(default)]
+    pub limit: Limit<200, 1000>,
     /// The next_cursor of the previous page.
-    pub cursor: Option<String>,
+    pub cursor: Option<Cursor>,
 }
 
 /// What notes_list answers.
@@ -60,20 +61,14 @@ pub struct NoteEntry {
 }
 
 pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, ToolError> {
-    let limit = check_limit(args.limit, 200, 1000)?;
-    let folder = match &args.folder {
-        Some(folder) => rules::typed_folder(folder).map_err(|e| ToolError::Invalid(format!("folder: {e}")))?,
-        None => String::new(),
-    };
+    let limit = args.limit.get();
+    let folder = args.folder.map(FolderPath::into_string).unwrap_or_default();
     if let Some(tag) = &args.tag {
         check_len("tag", tag, 256)?;
     }
     let since_ms = args.since.as_deref().map(super::since_ms).transpose()?;
     let request = format!("{folder}\n{:?}\n{:?}\n{limit}", args.tag, args.since);
-    let offset = match &args.cursor {
-        Some(token) => context.open_cursor("notes_list", &request, token)?,
-        None => 0,
-    };
+    let offset = context.offset("notes_list", &request, args.cursor.as_ref())?;
     let filter = ops::ListFilter {
         folder,
         tag: args.tag.clone(),

@@ -4,8 +4,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::args::{Cursor, DayArg, Limit};
 use super::save_memory::MemoryView;
-use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_len, check_limit, day_range, nothing_matched};
+use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_len, day_range, nothing_matched};
 use crate::journal::day::Day;
 use crate::journal::memory;
 
@@ -30,16 +31,16 @@ pub struct Args {
     /// Words that must all appear in a note (case-insensitive).
     pub query: Option<String>,
     /// How many notes, 1-20 (default 5).
-    #[schemars(range(min = 1, max = 20))]
-    pub limit: Option<u32>,
+    #[serde(default)]
+    pub limit: Limit<5, 20>,
     /// Only notes saved on this day (YYYY-MM-DD or YYYYMMDD).
-    pub day: Option<String>,
+    pub day: Option<DayArg>,
     /// Only notes saved on or after this day.
-    pub day_from: Option<String>,
+    pub day_from: Option<DayArg>,
     /// Only notes saved on or before this day.
-    pub day_to: Option<String>,
+    pub day_to: Option<DayArg>,
     /// The continuation from the previous page.
-    pub continuation: Option<String>,
+    pub continuation: Option<Cursor>,
 }
 
 /// What recall_memory answers.
@@ -56,13 +57,10 @@ pub struct Output {
 pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, ToolError> {
     let query = args.query.unwrap_or_default();
     check_len("query", &query, 4096)?;
-    let limit = check_limit(args.limit, 5, 20)?;
-    let (from, to) = day_range(args.day.as_deref(), args.day_from.as_deref(), args.day_to.as_deref())?;
+    let limit = args.limit.get();
+    let (from, to) = day_range(args.day, args.day_from, args.day_to)?;
     let request = format!("{query}\n{from:?}\n{to:?}");
-    let offset = match &args.continuation {
-        Some(token) => context.open_cursor("recall", &request, token)?,
-        None => 0,
-    };
+    let offset = context.offset("recall", &request, args.continuation.as_ref())?;
     let root = context.journal.root().to_path_buf();
     let connection_id = context.connection.id.clone();
     let all = tokio::task::spawn_blocking(move || memory::all(&root, &connection_id))

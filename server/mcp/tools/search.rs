@@ -3,9 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{
-    Need, ToolContext, ToolDef, ToolError, ToolOutput, check_len, check_limit, day_range, nothing_matched, searchable,
-};
+use super::args::{Cursor, DayArg, FacetId, Limit};
+use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_len, day_range, nothing_matched, searchable};
 use std::sync::Arc;
 
 use crate::auth::Category;
@@ -37,20 +36,20 @@ pub struct Args {
     /// [key:op value], facet:, after:, before:).
     pub query: String,
     /// How many hits, 1-100 (default 10).
-    #[schemars(range(min = 1, max = 100))]
-    pub limit: Option<u32>,
+    #[serde(default)]
+    pub limit: Limit<10, 100>,
     /// The next_cursor of the previous page.
-    pub cursor: Option<String>,
+    pub cursor: Option<Cursor>,
     /// Only this day (YYYY-MM-DD or YYYYMMDD).
-    pub day: Option<String>,
+    pub day: Option<DayArg>,
     /// Only on or after this day.
-    pub day_from: Option<String>,
+    pub day_from: Option<DayArg>,
     /// Only on or before this day.
-    pub day_to: Option<String>,
+    pub day_to: Option<DayArg>,
     /// Only this category.
     pub category: Option<String>,
     /// Only this facet (an id from list_facets).
-    pub facet: Option<String>,
+    pub facet: Option<FacetId>,
 }
 
 /// What search answers.
@@ -85,8 +84,8 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     if filters.text.trim().is_empty() && !filters.any() {
         return Err(ToolError::Invalid("query must not be empty".into()));
     }
-    let limit = check_limit(args.limit, 10, 100)?;
-    let (from, to) = day_range(args.day.as_deref(), args.day_from.as_deref(), args.day_to.as_deref())?;
+    let limit = args.limit.get();
+    let (from, to) = day_range(args.day, args.day_from, args.day_to)?;
     // after: and before: are strict, and narrow the day range further.
     let from = latest(from, filters.after.map(|d| Day::from_epoch_days(d.epoch_days() + 1)));
     let to = earliest(to, filters.before.map(|d| d.minus_days(1)));
@@ -105,7 +104,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         // Paths, tags and frontmatter belong to notes alone.
         categories.retain(|c| *c == Category::Notes);
     }
-    let mut scope = context.scope(args.facet.as_deref())?;
+    let mut scope = context.scope(args.facet.as_ref())?;
     for name in &filters.facets {
         scope = narrow(&scope, &context.facet_by_name(name)?);
     }
@@ -114,10 +113,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{limit}",
         args.query, from, to, args.category, args.facet
     );
-    let offset = match &args.cursor {
-        Some(token) => context.open_cursor("search", &request, token)?,
-        None => 0,
-    };
+    let offset = context.offset("search", &request, args.cursor.as_ref())?;
     let empty_range = matches!((from, to), (Some(from), Some(to)) if from > to);
     if categories.is_empty() || empty_range || scope == Scope::Facets(Vec::new()) {
         return answer(Vec::new(), None);
