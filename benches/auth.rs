@@ -29,7 +29,7 @@ fn authentication(c: &mut Criterion) {
     let key = runtime.block_on(async {
         let (connection, key) = connections::create_key(&pool, "bench").await.expect("a key");
         let all = Category::ALL.into_iter().collect();
-        connections::set_grant(&pool, &connection.id, &all, None)
+        connections::set_grant(&pool, &connection.id, &all, None, journal::auth::WriteMode::None)
             .await
             .expect("a grant");
         key

@@ -126,21 +126,24 @@ pub async fn revoke(pool: &Pool, id: &str) -> Result<Connection, AuthError> {
     Ok(connection)
 }
 
-/// Replaces a connection's grant (categories and reach), bumping its generation.
+/// Replaces a connection's grant (categories, reach and write mode), bumping its generation.
 pub async fn set_grant(
     pool: &Pool,
     connection_id: &str,
     categories: &BTreeSet<Category>,
     facet_ids: Option<&[String]>,
+    write_mode: WriteMode,
 ) -> Result<Grant, AuthError> {
     let names: Vec<&str> = categories.iter().map(|c| c.as_str()).collect();
     let gone = || AuthError::NotFound("the connection was revoked meanwhile".into());
     let mut tx = crate::db::begin_write(pool).await?;
     let updated = sqlx::query(
-        "UPDATE grants SET categories = ?, whole_journal = ?, generation = generation + 1 WHERE connection_id = ?",
+        "UPDATE grants SET categories = ?, whole_journal = ?, write_mode = ?, generation = generation + 1
+         WHERE connection_id = ?",
     )
     .bind(names.join(" "))
     .bind(facet_ids.is_none())
+    .bind(write_mode.as_str())
     .bind(connection_id)
     .execute(&mut *tx)
     .await?

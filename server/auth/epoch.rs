@@ -200,9 +200,15 @@ mod tests {
             "noting use is not an access change"
         );
         let all = [crate::auth::Category::Transcripts].into_iter().collect();
-        crate::auth::connections::set_grant(&pool, &connection.id, &all, Some(&["f1".into()]))
-            .await
-            .unwrap();
+        crate::auth::connections::set_grant(
+            &pool,
+            &connection.id,
+            &all,
+            Some(&["f1".into()]),
+            crate::auth::WriteMode::None,
+        )
+        .await
+        .unwrap();
         let granted = durable(&pool).await.unwrap();
         assert!(granted > created.max(start));
         crate::auth::connections::revoke_key(&pool, "script").await.unwrap();

@@ -39,8 +39,8 @@ impl Category {
     }
 }
 
-/// Whether and how a connection may write. Writes beyond its own memory arrive with later tools;
-/// the mode is stored now so grants keep one shape.
+/// Whether and how a connection may change the owner's content (its own memory it may always
+/// write): not at all, by proposals the owner reviews, or directly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteMode {
     None,
@@ -54,6 +54,22 @@ impl WriteMode {
             WriteMode::None => "none",
             WriteMode::Propose => "propose",
             WriteMode::Force => "force",
+        }
+    }
+
+    pub const ALL: [WriteMode; 3] = [WriteMode::None, WriteMode::Propose, WriteMode::Force];
+
+    /// Reads a mode the owner typed or chose: exactly one of the three names, nothing else.
+    pub fn parse(text: &str) -> Option<WriteMode> {
+        WriteMode::ALL.into_iter().find(|m| m.as_str() == text)
+    }
+
+    /// What the mode allows, in words for the owner's pages.
+    pub fn in_words(self) -> &'static str {
+        match self {
+            WriteMode::None => "can't change anything",
+            WriteMode::Propose => "can suggest changes for you to review",
+            WriteMode::Force => "can change notes directly, without review",
         }
     }
 
@@ -200,6 +216,17 @@ mod tests {
             "transcripts, entities and facets in the whole journal"
         );
         assert_eq!(Grant::empty().in_words(&facets), "its own notes only");
+    }
+
+    #[test]
+    fn typed_write_modes_are_exact() {
+        for mode in WriteMode::ALL {
+            assert_eq!(WriteMode::parse(mode.as_str()), Some(mode));
+            assert_eq!(WriteMode::parse_stored(mode.as_str()), mode);
+        }
+        for typed in ["", "FORCE", "Force", " force", "forced", "read"] {
+            assert_eq!(WriteMode::parse(typed), None, "{typed:?}");
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::bail;
 use clap::{Args, Subcommand};
 
-use crate::auth::{Category, Connection, connections};
+use crate::auth::{Category, Connection, WriteMode, connections};
 use crate::journal::Journal;
 use crate::oauth::store;
 
@@ -35,6 +35,10 @@ pub enum PermissionCommand {
         /// Limit to this facet, by name or id (repeatable); without it: the whole journal.
         #[arg(long)]
         facet: Vec<String>,
+        /// May it change notes: none, propose (changes wait for your review) or force (applied at
+        /// once). Without it the connection keeps its current mode.
+        #[arg(long, value_name = "MODE")]
+        write: Option<String>,
     },
     /// Show a grant.
     Show {
@@ -51,7 +55,19 @@ pub enum PermissionCommand {
 pub async fn run(journal: &Arc<Journal>, command: PermissionCommand) -> anyhow::Result<()> {
     let db = &journal.db;
     match command {
-        PermissionCommand::Set { who, category, facet } => {
+        PermissionCommand::Set {
+            who,
+            category,
+            facet,
+            write,
+        } => {
+            let write = match write.as_deref() {
+                None => None,
+                Some(text) => Some(
+                    WriteMode::parse(text)
+                        .ok_or_else(|| anyhow::anyhow!("unknown write mode \"{text}\": use none, propose or force"))?,
+                ),
+            };
             let mut categories = BTreeSet::new();
             for name in &category {
                 let Some(category) = Category::parse(name) else {
@@ -68,8 +84,12 @@ pub async fn run(journal: &Arc<Journal>, command: PermissionCommand) -> anyhow::
             }
             let reach = (!facet.is_empty()).then_some(facet_ids.as_slice());
             for connection in resolve(journal, &who).await? {
-                let grant = connections::set_grant(db, &connection.id, &categories, reach).await?;
+                let mode = write.unwrap_or(connection.grant.write_mode);
+                let grant = connections::set_grant(db, &connection.id, &categories, reach, mode).await?;
                 println!("{}: {}", connection.label, grant.describe(&journal.facets()));
+                if mode == WriteMode::Force && connection.grant.write_mode != WriteMode::Force {
+                    println!("  {} may now change notes without your review", connection.label);
+                }
             }
         }
         PermissionCommand::Show { who } => {
@@ -79,7 +99,7 @@ pub async fn run(journal: &Arc<Journal>, command: PermissionCommand) -> anyhow::
         }
         PermissionCommand::Clear { who } => {
             for connection in resolve(journal, &who).await? {
-                let grant = connections::set_grant(db, &connection.id, &BTreeSet::new(), None).await?;
+                let grant = connections::set_grant(db, &connection.id, &BTreeSet::new(), None, WriteMode::None).await?;
                 println!("{}: {}", connection.label, grant.describe(&journal.facets()));
             }
         }

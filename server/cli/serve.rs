@@ -16,7 +16,7 @@ macro_rules! say {
 }
 
 use super::content::write_demo;
-use crate::auth::{Category, connections};
+use crate::auth::{Category, WriteMode, connections};
 use crate::config;
 use crate::journal::day::Day;
 use crate::journal::{Journal, demo};
@@ -100,6 +100,7 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
             &connection.id,
             &Category::ALL.into_iter().collect::<BTreeSet<_>>(),
             None,
+            WriteMode::None,
         )
         .await?;
         print_demo_help(&url, &key, journal.root());

@@ -21,7 +21,7 @@ use super::pages::{self, ConsentPage, FacetChoice, Refusal};
 use super::store::{self, CodeRefusal, Pending};
 use super::{OAuthError, client_metadata, known_clients, pkce, redirect, register, resource};
 use crate::app::AppState;
-use crate::auth::Category;
+use crate::auth::{Category, WriteMode};
 use crate::clock::unix_now;
 use crate::page;
 use crate::page::form::{self, Params};
@@ -158,6 +158,7 @@ pub async fn start(
         Stage::One {
             scope_facets: false,
             checked: &[],
+            write_mode: WriteMode::None,
         },
         None,
     )
@@ -217,6 +218,21 @@ pub async fn decide(
 
     let categories: BTreeSet<Category> = params.all("category").into_iter().filter_map(Category::parse).collect();
     let scope_facets = params.one("scope").ok().flatten() == Some("facets");
+    // The page offers "can't change anything" (the default) and "can suggest changes"; force is
+    // never granted here, so a form that asks for it (or anything else) is refused before the code
+    // is tried.
+    let write_mode = match params.one("write") {
+        Ok(None | Some("none")) => WriteMode::None,
+        Ok(Some("propose")) => WriteMode::Propose,
+        _ => {
+            return page::message(
+                StatusCode::BAD_REQUEST,
+                "This form could not be read",
+                "It asked for a kind of change this page does not offer. Nothing was shared.",
+                Some("Start again from the app."),
+            );
+        }
+    };
     let checked: Vec<Category> = categories.iter().copied().collect();
     let typed = params.one("pairing_code").ok().flatten().unwrap_or("");
     let again = |error: String| {
@@ -228,6 +244,7 @@ pub async fn decide(
             Stage::One {
                 scope_facets,
                 checked: &checked,
+                write_mode,
             },
             Some(error),
         )
@@ -269,7 +286,7 @@ pub async fn decide(
         }
     }
     if scope_facets {
-        if let Err(e) = store::mark_paired(db, &pending.id, &categories).await {
+        if let Err(e) = store::mark_paired(db, &pending.id, &categories, write_mode).await {
             return e.into_response();
         }
         let facets = facet_choices(&state);
@@ -282,7 +299,7 @@ pub async fn decide(
             None,
         );
     }
-    finish(&state, &pending, &client_name, &categories, None, now).await
+    finish(&state, &pending, &client_name, &categories, None, write_mode, now).await
 }
 
 async fn stage_two(
@@ -312,7 +329,16 @@ async fn stage_two(
             error,
         );
     }
-    finish(state, pending, client_name, &pending.categories, Some(&chosen), now).await
+    finish(
+        state,
+        pending,
+        client_name,
+        &pending.categories,
+        Some(&chosen),
+        pending.write_mode,
+        now,
+    )
+    .await
 }
 
 async fn finish(
@@ -321,9 +347,20 @@ async fn finish(
     client_name: &str,
     categories: &BTreeSet<Category>,
     facets: Option<&[String]>,
+    write_mode: WriteMode,
     now: i64,
 ) -> Response {
-    match store::approve(&state.journal.db, pending, client_name, categories, facets, now).await {
+    match store::approve(
+        &state.journal.db,
+        pending,
+        client_name,
+        categories,
+        facets,
+        write_mode,
+        now,
+    )
+    .await
+    {
         Ok(code) => {
             let mut params = vec![("code", code.as_str())];
             if let Some(state) = &pending.state {
@@ -354,6 +391,7 @@ enum Stage<'a> {
     One {
         scope_facets: bool,
         checked: &'a [Category],
+        write_mode: WriteMode,
     },
     Two {
         facets: Vec<FacetChoice>,
@@ -389,9 +427,19 @@ fn consent_page(
     error: Option<String>,
 ) -> Response {
     let nonce = page::nonce();
-    let (stage_two, scope_facets, categories, facets) = match stage {
-        Stage::One { scope_facets, checked } => (false, scope_facets, page::category_choices(checked), Vec::new()),
-        Stage::Two { facets } => (true, true, Vec::new(), facets),
+    let (stage_two, scope_facets, propose, categories, facets) = match stage {
+        Stage::One {
+            scope_facets,
+            checked,
+            write_mode,
+        } => (
+            false,
+            scope_facets,
+            write_mode == WriteMode::Propose,
+            page::category_choices(checked),
+            Vec::new(),
+        ),
+        Stage::Two { facets } => (true, true, false, Vec::new(), facets),
     };
     let page = ConsentPage {
         nonce: nonce.clone(),
@@ -402,6 +450,7 @@ fn consent_page(
         csrf: csrf.to_string(),
         stage_two,
         scope_facets,
+        propose,
         error,
         categories,
         facets,

@@ -28,6 +28,8 @@ pub struct ConsentPage {
     pub csrf: String,
     pub stage_two: bool,
     pub scope_facets: bool,
+    /// The "can suggest changes" choice is ticked (stage one).
+    pub propose: bool,
     pub error: Option<String>,
     pub categories: Vec<CategoryChoice>,
     pub facets: Vec<FacetChoice>,

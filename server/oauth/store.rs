@@ -9,7 +9,7 @@ use sqlx::Row;
 use subtle::ConstantTimeEq;
 
 use super::{OAuthError, pairing, pkce, secret};
-use crate::auth::{Category, Connection, connections, epoch};
+use crate::auth::{Category, Connection, WriteMode, connections, epoch};
 use crate::db::Pool;
 use crate::secret::digest;
 
@@ -392,6 +392,8 @@ pub struct Pending {
     pub source: String,
     pub paired: bool,
     pub categories: BTreeSet<Category>,
+    /// `None` or `Propose`: what stage one chose, for stage two.
+    pub write_mode: WriteMode,
 }
 
 /// What a new pending authorization holds.
@@ -467,7 +469,7 @@ pub async fn pending(pool: &Pool, id: &str, csrf: &str, now: i64) -> Result<Opti
         return Ok(None);
     }
     let row = sqlx::query(
-        "SELECT id, csrf_digest, client_id, redirect_uri, state, code_challenge, resource, route, issuer, source, paired, categories
+        "SELECT id, csrf_digest, client_id, redirect_uri, state, code_challenge, resource, route, issuer, source, paired, categories, write_mode
          FROM oauth_pending WHERE id = ? AND expires_at > ?",
     )
     .bind(id)
@@ -495,14 +497,26 @@ pub async fn pending(pool: &Pool, id: &str, csrf: &str, now: i64) -> Result<Opti
             .split_whitespace()
             .filter_map(Category::parse)
             .collect(),
+        // Only the consent page writes this column, and it never offers force: read strictly.
+        write_mode: match WriteMode::parse(&row.get::<String, _>(12)) {
+            Some(WriteMode::Propose) => WriteMode::Propose,
+            _ => WriteMode::None,
+        },
     }))
 }
 
-/// Records that the code matched and which categories were chosen; facets come at stage two.
-pub async fn mark_paired(pool: &Pool, id: &str, categories: &BTreeSet<Category>) -> Result<(), OAuthError> {
+/// Records that the code matched and which categories and write mode were chosen; facets come at
+/// stage two.
+pub async fn mark_paired(
+    pool: &Pool,
+    id: &str,
+    categories: &BTreeSet<Category>,
+    write_mode: WriteMode,
+) -> Result<(), OAuthError> {
     let names: Vec<&str> = categories.iter().map(|c| c.as_str()).collect();
-    sqlx::query("UPDATE oauth_pending SET paired = 1, categories = ? WHERE id = ?")
+    sqlx::query("UPDATE oauth_pending SET paired = 1, categories = ?, write_mode = ? WHERE id = ?")
         .bind(names.join(" "))
+        .bind(write_mode.as_str())
         .bind(id)
         .execute(pool)
         .await?;
@@ -527,6 +541,7 @@ pub async fn approve(
     client_name: &str,
     categories: &BTreeSet<Category>,
     facet_ids: Option<&[String]>,
+    write_mode: WriteMode,
     now: i64,
 ) -> Result<String, OAuthError> {
     let grants: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_grants WHERE expires_at > ?")
@@ -542,7 +557,7 @@ pub async fn approve(
     let connection = connections::create_oauth(pool, client_name)
         .await
         .map_err(|e| OAuthError::server(e.to_string()))?;
-    connections::set_grant(pool, &connection.id, categories, facet_ids)
+    connections::set_grant(pool, &connection.id, categories, facet_ids, write_mode)
         .await
         .map_err(|e| OAuthError::server(e.to_string()))?;
     let code = secret(super::CODE_PREFIX)?;

@@ -17,13 +17,46 @@ use super::session::Owner;
 use super::signin::unavailable;
 use super::summary::{self, Summary};
 use crate::app::AppState;
-use crate::auth::{AuthError, Category, connections};
+use crate::auth::{AuthError, Category, WriteMode, connections};
 use crate::clock::unix_now;
 use crate::journal::day::format_timestamp;
 use crate::journal::facet::Facet;
 use crate::mcp::tools;
 use crate::page::form::Params;
 use crate::page::{self, CategoryChoice, category_choices};
+
+/// One write mode radio button of the grant form.
+pub struct WriteChoice {
+    pub value: &'static str,
+    pub label: &'static str,
+    pub description: &'static str,
+    pub checked: bool,
+}
+
+/// The grant form's write modes, `current` chosen. Force is offered here (and in the CLI) only,
+/// never on the consent page, and says plainly what it means.
+fn write_choices(current: WriteMode) -> Vec<WriteChoice> {
+    WriteMode::ALL
+        .into_iter()
+        .map(|mode| WriteChoice {
+            value: mode.as_str(),
+            label: match mode {
+                WriteMode::None => "It can't change anything",
+                WriteMode::Propose => "It can suggest changes for you to review",
+                WriteMode::Force => "It can change notes directly",
+            },
+            description: match mode {
+                WriteMode::None => "It reads what you tick above and keeps notes of its own.",
+                WriteMode::Propose => "Nothing changes until you accept a suggestion on the Proposals page.",
+                WriteMode::Force => {
+                    "Warning: its changes are made at once, without your review. You can undo each one from the \
+                     note's history, but a mistaken or misled agent can change many notes before you look."
+                }
+            },
+            checked: mode == current,
+        })
+        .collect()
+}
 
 /// One facet checkbox of the grant form.
 pub struct FacetBox {
@@ -53,6 +86,8 @@ struct ConnectionPage {
     ends: Option<String>,
     ended: bool,
     grant: String,
+    writes: &'static str,
+    write_choices: Vec<WriteChoice>,
     tools: Vec<&'static str>,
     categories: Vec<CategoryChoice>,
     whole_journal: bool,
@@ -67,6 +102,7 @@ pub struct GrantChoice {
     pub categories: BTreeSet<Category>,
     /// None: the whole journal.
     pub facet_ids: Option<Vec<String>>,
+    pub write_mode: WriteMode,
 }
 
 /// Why a grant form was refused.
@@ -78,15 +114,21 @@ pub enum GrantFormError {
     Correctable(String),
 }
 
-/// Reads the grant form: `category` (repeated), `scope` (`journal` or `facets`) and `facet`
-/// (repeated facet ids, with `scope=facets`). A grant without categories is the empty grant (the
-/// connection's own memory only) whatever the scope.
+/// Reads the grant form: `category` (repeated), `scope` (`journal` or `facets`), `facet`
+/// (repeated facet ids, with `scope=facets`) and `write` (`none`, the default, `propose` or
+/// `force`). A grant without categories is the empty grant (the connection's own memory only)
+/// whatever the scope.
 pub fn read_grant_form(
     categories: &[&str],
     scope: Option<&str>,
     facet_ids: &[&str],
+    write: Option<&str>,
     known: &[Facet],
 ) -> Result<GrantChoice, GrantFormError> {
+    let write_mode = match write {
+        None => WriteMode::None,
+        Some(text) => WriteMode::parse(text).ok_or(GrantFormError::Malformed)?,
+    };
     let mut chosen = BTreeSet::new();
     for name in categories {
         chosen.insert(Category::parse(name).ok_or(GrantFormError::Malformed)?);
@@ -100,6 +142,7 @@ pub fn read_grant_form(
         return Ok(GrantChoice {
             categories: chosen,
             facet_ids: None,
+            write_mode,
         });
     }
     let mut ids = Vec::new();
@@ -121,6 +164,7 @@ pub fn read_grant_form(
     Ok(GrantChoice {
         categories: chosen,
         facet_ids: Some(ids),
+        write_mode,
     })
 }
 
@@ -145,11 +189,17 @@ pub async fn set_grant(
     Path((_, id)): Path<(String, String)>,
     form: OwnerForm,
 ) -> Response {
-    let Ok(scope) = form.params.one("scope") else {
+    let (Ok(scope), Ok(write)) = (form.params.one("scope"), form.params.one("write")) else {
         return malformed();
     };
     let facets = state.journal.facets();
-    let choice = match read_grant_form(&form.params.all("category"), scope, &form.params.all("facet"), &facets) {
+    let choice = match read_grant_form(
+        &form.params.all("category"),
+        scope,
+        &form.params.all("facet"),
+        write,
+        &facets,
+    ) {
         Ok(choice) => choice,
         Err(GrantFormError::Malformed) => return malformed(),
         Err(GrantFormError::Correctable(reason)) => {
@@ -158,7 +208,15 @@ pub async fn set_grant(
     };
     // `set_grant` answers NotFound for a connection that is gone (never made, or revoked meanwhile).
     let db = &state.journal.db;
-    match connections::set_grant(db, &id, &choice.categories, choice.facet_ids.as_deref()).await {
+    match connections::set_grant(
+        db,
+        &id,
+        &choice.categories,
+        choice.facet_ids.as_deref(),
+        choice.write_mode,
+    )
+    .await
+    {
         Ok(_) => Redirect::to(&format!(
             "{}/connections/{id}?notice={}",
             form.owner.base,
@@ -238,6 +296,8 @@ fn build(
         ends: summary.ends_at.map(format_timestamp),
         ended: row.ended,
         grant: row.grant,
+        writes: grant.write_mode.in_words(),
+        write_choices: write_choices(grant.write_mode),
         // An app whose sign-in ended is offered nothing until it pairs again.
         tools: tools::ALL
             .iter()
@@ -272,30 +332,42 @@ mod tests {
     #[test]
     fn the_grant_form_reads_categories_and_reach() {
         let known = [Facet::sample("f1", "name-f1"), Facet::sample("f2", "name-f2")];
-        let whole = read_grant_form(&["transcripts", "entities"], Some("journal"), &["f1"], &known).unwrap();
+        let whole = read_grant_form(&["transcripts", "entities"], Some("journal"), &["f1"], None, &known).unwrap();
         assert_eq!(whole.categories.len(), 2);
         assert_eq!(whole.facet_ids, None, "facets ticked under 'whole journal' are ignored");
-        let some = read_grant_form(&["facets"], Some("facets"), &["f2", "f2", "f1"], &known).unwrap();
+        let some = read_grant_form(&["facets"], Some("facets"), &["f2", "f2", "f1"], None, &known).unwrap();
         assert_eq!(some.facet_ids, Some(vec!["f2".to_string(), "f1".to_string()]));
-        let cleared = read_grant_form(&[], Some("facets"), &[], &known).unwrap();
+        let cleared = read_grant_form(&[], Some("facets"), &[], None, &known).unwrap();
         assert!(cleared.categories.is_empty());
         assert_eq!(cleared.facet_ids, None);
+        assert_eq!(cleared.write_mode, WriteMode::None, "no choice is no writes");
+        for mode in WriteMode::ALL {
+            let chosen = read_grant_form(&["notes"], Some("journal"), &[], Some(mode.as_str()), &known).unwrap();
+            assert_eq!(chosen.write_mode, mode);
+        }
     }
 
     #[test]
     fn the_grant_form_refuses_what_no_page_sends_and_explains_the_rest() {
         let known = [Facet::sample("f1", "name-f1")];
         assert_eq!(
-            read_grant_form(&["graph"], None, &[], &known),
+            read_grant_form(&["graph"], None, &[], None, &known),
             Err(GrantFormError::Malformed)
         );
         assert_eq!(
-            read_grant_form(&["entities"], Some("everything"), &[], &known),
+            read_grant_form(&["entities"], Some("everything"), &[], None, &known),
             Err(GrantFormError::Malformed)
         );
-        let none_ticked = read_grant_form(&["entities"], Some("facets"), &[], &known).unwrap_err();
+        for write in ["FORCE", "", "everything"] {
+            assert_eq!(
+                read_grant_form(&["notes"], None, &[], Some(write), &known),
+                Err(GrantFormError::Malformed),
+                "{write:?}"
+            );
+        }
+        let none_ticked = read_grant_form(&["entities"], Some("facets"), &[], None, &known).unwrap_err();
         assert!(matches!(none_ticked, GrantFormError::Correctable(ref text) if text.contains("at least one facet")));
-        let deleted = read_grant_form(&["entities"], Some("facets"), &["gone"], &known).unwrap_err();
+        let deleted = read_grant_form(&["entities"], Some("facets"), &["gone"], None, &known).unwrap_err();
         assert!(matches!(deleted, GrantFormError::Correctable(ref text) if text.contains("no longer exists")));
     }
 }

@@ -38,8 +38,15 @@ impl Summary {
             kind: if self.is_key() { "key" } else { "signed-in app" },
             grant: if self.ended(now) {
                 "nothing: the sign-in ended (30 days after pairing)".into()
-            } else {
+            } else if connection.grant.write_mode == crate::auth::WriteMode::None {
                 connection.grant.in_words(facets)
+            } else {
+                // Whoever may change notes says so in every table of connections.
+                format!(
+                    "{}; {}",
+                    connection.grant.in_words(facets),
+                    connection.grant.write_mode.in_words()
+                )
             },
             route: self.route.clone(),
             created: format_timestamp(connection.created_at),

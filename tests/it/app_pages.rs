@@ -283,6 +283,38 @@ async fn an_edited_grant_applies_to_the_next_call_of_an_open_session() {
     assert!(page.contains("Saved."));
     assert!(page.contains("<code>get_entity</code>"), "the tools it is offered");
     assert!(page.contains("<code>note_read</code>"), "{page}");
+    assert!(page.contains("name=\"write\" value=\"none\" checked"), "{page}");
+    assert!(
+        page.contains("name=\"write\" value=\"force\"") && page.contains("Warning: its changes are made at once"),
+        "force is offered here, with a plain warning"
+    );
+
+    let forced = submit(&server, &owner, &path, "category=notes&scope=journal&write=force").await;
+    assert_eq!(forced.status, StatusCode::SEE_OTHER);
+    let grant = connections::load(&server.journal.db, &id).await.unwrap().unwrap().grant;
+    assert_eq!(grant.write_mode, journal::auth::WriteMode::Force);
+    let page = text(&get(&server, &format!("/app/connections/{id}"), Some(&owner.secret)).await);
+    assert!(page.contains("can change notes directly, without review"), "{page}");
+    assert!(page.contains("name=\"write\" value=\"force\" checked"), "{page}");
+    let list = text(&get(&server, "/app/connections", Some(&owner.secret)).await);
+    assert!(
+        list.contains("can change notes directly"),
+        "the list says who may change notes: {list}"
+    );
+    for bad in ["write=FORCE", "write=yes", "write=none&write=force"] {
+        let refused = submit(&server, &owner, &path, &format!("category=notes&scope=journal&{bad}")).await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{bad}");
+    }
+    let still = connections::load(&server.journal.db, &id).await.unwrap().unwrap().grant;
+    assert_eq!(
+        still.write_mode,
+        journal::auth::WriteMode::Force,
+        "a refused form changes nothing"
+    );
+    let proposing = submit(&server, &owner, &path, "category=notes&scope=journal&write=propose").await;
+    assert_eq!(proposing.status, StatusCode::SEE_OTHER);
+    let grant = connections::load(&server.journal.db, &id).await.unwrap().unwrap().grant;
+    assert_eq!(grant.write_mode, journal::auth::WriteMode::Propose);
 
     let work = server.facet_id("work");
     let narrowed = submit(

@@ -147,13 +147,58 @@ fn keys_and_grants_from_the_command_line() {
     );
     let shown = ok(dir, &["mcp", "permission", "show", "--token", "my-script"]);
     assert!(
-        shown.contains("generation 2"),
+        shown.contains("generation 2") && shown.contains("writes: none"),
         "a refused change changed nothing: {shown}"
+    );
+    let set_notes = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut args = vec![
+            "mcp",
+            "permission",
+            "set",
+            "--token",
+            "my-script",
+            "--category",
+            "notes",
+        ];
+        args.extend_from_slice(extra);
+        args
+    };
+    let proposing = ok(dir, &set_notes(&["--write", "propose"]));
+    assert!(
+        proposing.contains("writes: propose") && proposing.contains("generation 3"),
+        "{proposing}"
+    );
+    let kept = ok(dir, &set_notes(&[]));
+    assert!(
+        kept.contains("writes: propose"),
+        "without --write the mode stays: {kept}"
+    );
+    for bad in ["FORCE", "yes", ""] {
+        let refused = fails(dir, &set_notes(&["--write", bad]));
+        assert!(
+            refused.contains("unknown write mode") && refused.contains("none, propose or force"),
+            "{refused}"
+        );
+    }
+    let forced = ok(dir, &set_notes(&["--write", "force"]));
+    assert!(
+        forced.contains("writes: force") && forced.contains("without your review"),
+        "{forced}"
+    );
+    let shown = ok(dir, &["mcp", "permission", "show", "--token", "my-script"]);
+    assert!(
+        shown.contains("writes: force") && shown.contains("generation 5"),
+        "refused modes changed nothing: {shown}"
     );
     let cleared = ok(dir, &["mcp", "permission", "clear", "--token", "my-script"]);
     assert!(
-        cleared.contains("its own memory only") && cleared.contains("generation 3"),
+        cleared.contains("its own memory only") && cleared.contains("generation 6"),
         "{cleared}"
+    );
+    let after = ok(dir, &set_notes(&[]));
+    assert!(
+        after.contains("writes: none"),
+        "clearing takes writes back too: {after}"
     );
     assert!(ok(dir, &["mcp", "token", "revoke", "--label", "my-script"]).contains("revoked"));
     assert!(fails(dir, &["mcp", "token", "revoke", "--label", "my-script"]).contains("no key is labelled"));

@@ -88,7 +88,7 @@ async fn acknowledged_saves_survive_sigkill() {
             .await
             .unwrap();
         let all = journal::auth::Category::ALL.into_iter().collect();
-        journal::auth::connections::set_grant(&opened.db, &connection.id, &all, None)
+        journal::auth::connections::set_grant(&opened.db, &connection.id, &all, None, journal::auth::WriteMode::None)
             .await
             .unwrap();
         key

@@ -14,7 +14,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
 
-use journal::auth::{Category, connections};
+use journal::auth::{Category, WriteMode, connections};
 use journal::journal::Journal;
 use journal::journal::day::Day;
 use journal::journal::demo::{self, DemoOptions};
@@ -103,9 +103,15 @@ impl TestServer {
     pub async fn grant(&self, connection_id: &str, categories: &[&str], facets: Option<&[&str]>) {
         let categories: BTreeSet<Category> = categories.iter().map(|c| Category::parse(c).unwrap()).collect();
         let ids: Option<Vec<String>> = facets.map(|names| names.iter().map(|n| self.facet_id(n)).collect());
-        connections::set_grant(&self.journal.db, connection_id, &categories, ids.as_deref())
-            .await
-            .unwrap();
+        connections::set_grant(
+            &self.journal.db,
+            connection_id,
+            &categories,
+            ids.as_deref(),
+            WriteMode::None,
+        )
+        .await
+        .unwrap();
     }
 
     pub async fn grant_by_label(&self, label: &str, categories: &[&str], facets: Option<&[&str]>) {

@@ -187,6 +187,16 @@ async fn token(server: &TestServer, pairs: &[(&str, &str)]) -> Reply {
 
 /// A whole sign-in: register, authorize, consent with the code, exchange. Answers (client id, tokens).
 pub(crate) async fn sign_in(server: &TestServer, categories: &[&str], facets: Option<&[&str]>) -> (String, Value) {
+    sign_in_with(server, categories, facets, &[]).await
+}
+
+/// `sign_in` with more fields on the consent page's first stage (such as `write`).
+pub(crate) async fn sign_in_with(
+    server: &TestServer,
+    categories: &[&str],
+    facets: Option<&[&str]>,
+    extra: &[(&str, &str)],
+) -> (String, Value) {
     let code = open_sign_in(server).await;
     let client_id = register_client(server).await;
     let (verifier, challenge) = pkce();
@@ -204,6 +214,7 @@ pub(crate) async fn sign_in(server: &TestServer, categories: &[&str], facets: Op
         ("decision", "approve"),
     ];
     fields.extend(categories.iter().map(|c| ("category", *c)));
+    fields.extend_from_slice(extra);
     let mut reply = consent(server, &fields).await;
     if let Some(facets) = facets {
         assert_eq!(reply.status, StatusCode::OK, "stage two");
@@ -568,6 +579,69 @@ async fn a_facet_grant_narrows_the_tools() {
         json!([server.facet_id("work")])
     );
     assert_eq!(client.tool_names().await.len(), 7);
+}
+
+/// The write mode of a client's latest sign-in (registrations with the same metadata are one client).
+async fn write_mode_of(server: &TestServer, client_id: &str) -> String {
+    sqlx::query_scalar(
+        "SELECT g.write_mode FROM grants g JOIN oauth_grants o ON o.connection_id = g.connection_id
+         WHERE o.client_id = ? ORDER BY o.rowid DESC LIMIT 1",
+    )
+    .bind(client_id)
+    .fetch_one(&server.journal.db)
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn the_consent_page_offers_suggestions_but_never_force() {
+    let server = TestServer::start().await;
+    let code = open_sign_in(&server).await;
+    let client_id = register_client(&server).await;
+    let (_, challenge) = pkce();
+    let resource = format!("http://{}/mcp", server.addr);
+    let page = authorize(&server, &authorize_params(&client_id, &challenge, &resource)).await;
+    let html = String::from_utf8(page.body.to_vec()).unwrap();
+    assert!(
+        html.contains("name=\"write\" value=\"none\" checked"),
+        "can't change anything is the default"
+    );
+    assert!(html.contains("name=\"write\" value=\"propose\"") && html.contains("suggest changes for me to review"));
+    assert!(!html.contains("value=\"force\""), "force is never offered here");
+
+    let (pending, csrf) = (field(&html, "pending"), field(&html, "csrf"));
+    for asked in ["force", "FORCE", "everything"] {
+        let forged = consent(
+            &server,
+            &[
+                ("pending", &pending),
+                ("csrf", &csrf),
+                ("pairing_code", &code),
+                ("scope", "journal"),
+                ("category", "notes"),
+                ("write", asked),
+                ("decision", "approve"),
+            ],
+        )
+        .await;
+        assert_eq!(forged.status, StatusCode::BAD_REQUEST, "{asked}");
+        assert!(
+            String::from_utf8_lossy(&forged.body).contains("does not offer"),
+            "{asked}"
+        );
+    }
+    assert!(
+        store::code_open(&server.journal.db, "local", unix_now()).await.unwrap(),
+        "a refused form does not spend the code"
+    );
+
+    // Propose survives the second stage (facets), and a plain sign-in writes nothing.
+    let (proposer, _) = sign_in_with(&server, &["notes"], Some(&["work"]), &[("write", "propose")]).await;
+    assert_eq!(write_mode_of(&server, &proposer).await, "propose");
+    let (whole, _) = sign_in_with(&server, &["notes"], None, &[("write", "propose")]).await;
+    assert_eq!(write_mode_of(&server, &whole).await, "propose");
+    let (reader, _) = sign_in(&server, &["notes"], None).await;
+    assert_eq!(write_mode_of(&server, &reader).await, "none");
 }
 
 #[tokio::test]
