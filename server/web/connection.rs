@@ -47,10 +47,10 @@ fn write_choices(current: WriteMode) -> Vec<WriteChoice> {
             },
             description: match mode {
                 WriteMode::None => "It reads what you tick above and keeps notes of its own.",
-                WriteMode::Propose => "Nothing changes until you accept a suggestion on the Proposals page.",
+                WriteMode::Propose => "Nothing changes until you accept a suggestion.",
                 WriteMode::Force => {
-                    "Warning: its changes are made at once, without your review. You can undo each one from the \
-                     note's history, but a mistaken or misled agent can change many notes before you look."
+                    "Warning: its changes are made at once, without your review. A mistaken or misled agent can \
+                     change many notes before you look."
                 }
             },
             checked: mode == current,

@@ -247,7 +247,11 @@ async fn bad_arguments_are_is_error_results_that_say_what_is_wrong() {
         ("search", json!({"query": "x".repeat(4097)}), "too long"),
         ("search", json!({"query": "x", "limit": 0}), "between 1 and 100"),
         ("search", json!({"query": "x", "limit": 101}), "between 1 and 100"),
-        ("search", json!({"query": "x", "limit": -1}), "between 1 and 100, not -1"),
+        (
+            "search",
+            json!({"query": "x", "limit": -1}),
+            "between 1 and 100, not -1",
+        ),
         ("search", json!({"query": "x", "day": "yesterday"}), "is not a day"),
         (
             "search",
