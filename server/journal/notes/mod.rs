@@ -10,6 +10,7 @@
 //! is `base_query`'s language and `filters` the inline filters of `search`.
 
 pub mod access;
+pub mod edit;
 pub mod filters;
 mod flat;
 pub mod markdown;
