@@ -93,21 +93,28 @@ fn join(bom: bool, yaml: Option<&str>, body: &str, newline: &str) -> String {
 
 /// The frontmatter as data, read as the notes' reader reads it (`agent_overrides` included).
 pub fn frontmatter_of(text: &str) -> Result<Map<String, Value>, EditError> {
-    let parts = parts(text)?;
-    let Some(yaml) = parts.yaml else {
+    read_map(text).map_err(|reason| {
+        invalid(format!(
+            "the note's frontmatter cannot be read ({reason}); the owner must fix it first"
+        ))
+    })
+}
+
+/// `frontmatter_of`, with the bare reason it fails.
+fn read_map(text: &str) -> Result<Map<String, Value>, String> {
+    let unmarked = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if !(unmarked.starts_with("---\n") || unmarked.starts_with("---\r\n")) {
         return Ok(Map::new());
-    };
+    }
+    let (yaml, _) = frontmatter::split(unmarked).map_err(|e| e.to_string())?;
     if let Some(map) = flat::read(yaml) {
         return Ok(map);
     }
-    let unmarked = text.strip_prefix('\u{feff}').unwrap_or(text);
     match frontmatter::parse::<Value>(unmarked) {
         Ok((Value::Object(map), _)) => Ok(map),
         Ok((Value::Null, _)) => Ok(Map::new()),
-        Ok(_) => Err(invalid(
-            "the note's frontmatter is not key: value lines; the owner must fix it first",
-        )),
-        Err(e) => Err(invalid(format!("the note's frontmatter cannot be read ({e})"))),
+        Ok(_) => Err("it is not key: value lines".into()),
+        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -128,7 +135,8 @@ pub fn check_protected(before: Option<&str>, after: &str) -> Result<(), EditErro
         Some(text) => frontmatter_of(text)?,
         None => Map::new(),
     };
-    let new = frontmatter_of(after)?;
+    let new =
+        read_map(after).map_err(|reason| invalid(format!("the result would not be a readable note: {reason}")))?;
     for key in old.keys().chain(new.keys()) {
         if is_protected(key) && old.get(key) != new.get(key) {
             return Err(EditError::Protected(key.trim().to_lowercase()));

@@ -22,6 +22,7 @@ pub mod rules;
 pub mod scan;
 pub mod set;
 pub mod sync;
+pub mod write;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

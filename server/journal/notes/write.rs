@@ -1,0 +1,423 @@
+//! Applying one agent change to a note file in the vault, with every rule a write keeps: the
+//! path is a note path outside quarantine reached through real folders only (never a link out of
+//! the vault); the note as it is on disk now (not as the last sync saw it) decides what the agent
+//! may do, by the one rule `sight` (hidden answers as missing, read-only refuses); `expected_hash`
+//! guards against a change made since the agent read the note; the result must still be a note the
+//! agent can see, without a protected key changed (`edit`); and the file is replaced atomically and
+//! durably (`fsio`), a new note never clobbering anything.
+//!
+//! Synchronous and file-level: the caller runs it off the async threads, then syncs the catalog.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::access::{Reader, Sight, sight};
+use super::edit::{self, EditError, Place, SectionOp};
+use super::note::{self, hash_hex};
+use super::rules;
+use crate::fsio;
+
+/// One change an agent asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// A new note with this whole text (frontmatter allowed).
+    Create {
+        content: String,
+    },
+    /// The body replaced and/or frontmatter keys patched (`null` removes a key).
+    Write {
+        body: Option<String>,
+        patch: Option<Map<String, Value>>,
+    },
+    Append {
+        text: String,
+        ensure_newline: bool,
+    },
+    EditSection {
+        place: Place,
+        op: SectionOp,
+        content: String,
+    },
+}
+
+/// What a write did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    pub path: String,
+    /// SHA-256 of the new file.
+    pub hash: String,
+    /// The file's bytes before the change (None: the note is new), for the note's history.
+    pub previous: Option<Vec<u8>>,
+}
+
+/// Why a write was not made. Nothing changed in any case.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WriteError {
+    /// Missing, hidden, unreadable or quarantined: one answer for all.
+    #[error("there is no note at \"{0}\"; see notes_list or search")]
+    Missing(String),
+    /// `note_create` where something the agent may not know of is, or cannot be: the same answer
+    /// for a quarantined path, a hidden note and a folder in the way.
+    #[error("no note can be created at \"{0}\"; choose another path")]
+    NotCreatable(String),
+    /// `note_create` where a note the agent can see already is.
+    #[error("a note already exists at \"{0}\"; read it and use note_write or note_edit_section to change it")]
+    Exists(String),
+    #[error("the note \"{0}\" is read-only for agents; propose your change in a new note instead")]
+    ReadOnly(String),
+    /// The file changed since the agent read it (or since it was compared).
+    #[error(
+        "conflict: the note changed since you read it; its hash is now {current}. Read it again and redo the change"
+    )]
+    Conflict { current: String },
+    #[error("{0}")]
+    Edit(#[from] EditError),
+    /// The change would leave a note the agent could not read or could not see.
+    #[error("{0}")]
+    Refused(String),
+    /// The disk failed; the detail is for the log.
+    #[error("the note could not be written: {0}")]
+    Io(String),
+}
+
+/// Applies `change` to the note at `path` (already a normalized note path) in the vault at `root`.
+pub fn apply(
+    root: &Path,
+    reader: &Reader,
+    path: &str,
+    change: &Change,
+    expected_hash: Option<&str>,
+) -> Result<Written, WriteError> {
+    match change {
+        Change::Create { content } => create(root, reader, path, content),
+        _ => update(root, reader, path, change, expected_hash),
+    }
+}
+
+fn create(root: &Path, reader: &Reader, path: &str, content: &str) -> Result<Written, WriteError> {
+    let refused = || WriteError::NotCreatable(path.to_string());
+    if !rules::is_note_path(path) || rules::quarantined(path) {
+        return Err(refused());
+    }
+    let file = within(root, path).ok_or_else(refused)?;
+    if let Ok(meta) = fs::symlink_metadata(&file) {
+        // A note the agent may see is named; anything else there (hidden note, folder, link) is not.
+        return Err(match current(&file, path, &meta) {
+            Some((_, note)) if sight(&note, reader).visible() => WriteError::Exists(path.into()),
+            _ => refused(),
+        });
+    }
+    let text = edit::create(content)?;
+    check_result(path, &text, reader)?;
+    match fsio::create_new_atomic(&file, text.as_bytes()) {
+        Ok(()) => Ok(Written {
+            path: path.to_string(),
+            hash: hash_hex(text.as_bytes()),
+            previous: None,
+        }),
+        // Created meanwhile, by the owner or another agent: as if it had been there.
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(refused()),
+        Err(e) => Err(WriteError::Io(e.to_string())),
+    }
+}
+
+fn update(
+    root: &Path,
+    reader: &Reader,
+    path: &str,
+    change: &Change,
+    expected_hash: Option<&str>,
+) -> Result<Written, WriteError> {
+    let missing = || WriteError::Missing(path.to_string());
+    if !rules::is_note_path(path) || rules::quarantined(path) {
+        return Err(missing());
+    }
+    let file = within(root, path).ok_or_else(missing)?;
+    let meta = fs::symlink_metadata(&file).map_err(|_| missing())?;
+    let (bytes, note) = current(&file, path, &meta).ok_or_else(missing)?;
+    match sight(&note, reader) {
+        Sight::Hidden => return Err(missing()),
+        Sight::ReadOnly => return Err(WriteError::ReadOnly(path.to_string())),
+        Sight::Open => {}
+    }
+    let hash = hash_hex(&bytes);
+    if let Some(expected) = expected_hash
+        && expected != hash
+    {
+        return Err(WriteError::Conflict { current: hash });
+    }
+    let text = String::from_utf8(bytes).map_err(|_| missing())?;
+    let new = changed(&text, change)?;
+    check_result(path, &new, reader)?;
+    // The owner may have saved since the read above: compare once more just before replacing, so
+    // that a save is never overwritten unseen (the window left is the rename itself).
+    let now = fs::read(&file).map_err(|_| missing())?;
+    let now_hash = hash_hex(&now);
+    if now_hash != hash {
+        return Err(WriteError::Conflict { current: now_hash });
+    }
+    fsio::write_atomic(&file, new.as_bytes()).map_err(|e| WriteError::Io(e.to_string()))?;
+    Ok(Written {
+        path: path.to_string(),
+        hash: hash_hex(new.as_bytes()),
+        previous: Some(text.into_bytes()),
+    })
+}
+
+/// The note's new text for a change of an existing note.
+fn changed(text: &str, change: &Change) -> Result<String, EditError> {
+    match change {
+        Change::Create { content } => edit::create(content),
+        Change::Write { body, patch } => {
+            let mut text = text.to_string();
+            if let Some(patch) = patch {
+                text = edit::patch_frontmatter(&text, patch)?;
+            }
+            if let Some(body) = body {
+                text = edit::replace_body(&text, body)?;
+            }
+            Ok(text)
+        }
+        Change::Append {
+            text: addition,
+            ensure_newline,
+        } => edit::append(text, addition, *ensure_newline),
+        Change::EditSection { place, op, content } => edit::edit_section(text, place, *op, content),
+    }
+}
+
+/// The result must be a note the reader could read and see: a change may not make a note
+/// unreadable (its access unknowable) nor take it out of the agent's own reach.
+fn check_result(path: &str, text: &str, reader: &Reader) -> Result<(), WriteError> {
+    if text.len() as u64 > note::MAX_NOTE_BYTES {
+        return Err(WriteError::Refused("the note would be larger than 8 MiB".into()));
+    }
+    let read = note::read(path, text.as_bytes(), 0)
+        .map_err(|e| WriteError::Refused(format!("the result would not be a readable note: {e}")))?;
+    if !sight(&read.note, reader).visible() {
+        return Err(WriteError::Refused(
+            "the change would take the note out of your reach (its facets); keep a facet your connection can read"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The file at `path` under `root`, when every folder on the way is a real folder (not a link, so
+/// nothing leads out of the vault). Folders not there yet are fine: a new note creates them.
+fn within(root: &Path, path: &str) -> Option<PathBuf> {
+    let mut at = root.to_path_buf();
+    let parts: Vec<&str> = path.split('/').collect();
+    let (name, folders) = parts.split_last()?;
+    for folder in folders {
+        at.push(folder);
+        match fs::symlink_metadata(&at) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => return None,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(_) => return None,
+        }
+    }
+    at.push(name);
+    Some(at)
+}
+
+/// A regular file's bytes and the note they make, if readable as one.
+fn current(file: &Path, path: &str, meta: &fs::Metadata) -> Option<(Vec<u8>, note::Note)> {
+    if !meta.is_file() || meta.len() > note::MAX_NOTE_BYTES {
+        return None;
+    }
+    let bytes = fs::read(file).ok()?;
+    let note = note::read(path, &bytes, 0).ok()?.note;
+    Some((bytes, note))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::content::Scope;
+    use serde_json::json;
+
+    fn reader(scope: Scope) -> Reader {
+        Reader {
+            scope,
+            label: "Test Agent".into(),
+        }
+    }
+
+    fn whole() -> Reader {
+        reader(Scope::WholeJournal)
+    }
+
+    fn vault(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let file = dir.path().join(path);
+            fs::create_dir_all(file.parent().unwrap()).unwrap();
+            fs::write(file, text).unwrap();
+        }
+        dir
+    }
+
+    fn read(dir: &tempfile::TempDir, path: &str) -> String {
+        fs::read_to_string(dir.path().join(path)).unwrap()
+    }
+
+    fn create_change(content: &str) -> Change {
+        Change::Create {
+            content: content.into(),
+        }
+    }
+
+    fn append_change(text: &str) -> Change {
+        Change::Append {
+            text: text.into(),
+            ensure_newline: true,
+        }
+    }
+
+    #[test]
+    fn create_makes_the_note_and_its_folders_and_never_clobbers() {
+        let dir = vault(&[("Inbox.md", "old")]);
+        let made = apply(dir.path(), &whole(), "Projects/new/a.md", &create_change("# A\n"), None).unwrap();
+        assert_eq!(read(&dir, "Projects/new/a.md"), "# A\n");
+        assert_eq!(made.hash, hash_hex(b"# A\n"));
+        assert_eq!(made.previous, None);
+        let again = apply(dir.path(), &whole(), "Inbox.md", &create_change("new"), None).unwrap_err();
+        assert_eq!(again, WriteError::Exists("Inbox.md".into()));
+        assert_eq!(read(&dir, "Inbox.md"), "old");
+    }
+
+    #[test]
+    fn a_hidden_note_and_a_quarantined_path_answer_alike_on_create() {
+        let dir = vault(&[
+            ("secret.md", "---\naccess: private\n---\nx"),
+            ("mine.md", "---\nagent_overrides:\n  test agent: no-access\n---\nx"),
+        ]);
+        fs::create_dir_all(dir.path().join("folder.md")).unwrap();
+        let answers: Vec<String> = [
+            "secret.md",
+            "mine.md",
+            "_private/a.md",
+            ".obsidian/a.md",
+            "Widgets/a.md",
+            "folder.md",
+        ]
+        .iter()
+        .map(|path| {
+            apply(dir.path(), &whole(), path, &create_change("x"), None)
+                .unwrap_err()
+                .to_string()
+                .replace(path, "PATH")
+        })
+        .collect();
+        assert!(answers.iter().all(|a| a == &answers[0]), "{answers:?}");
+        assert_eq!(read(&dir, "secret.md"), "---\naccess: private\n---\nx");
+        assert!(!dir.path().join("_private").exists());
+    }
+
+    #[test]
+    fn changes_follow_sight_hidden_is_missing_and_read_only_refuses() {
+        let dir = vault(&[
+            ("open.md", "text"),
+            ("locked.md", "---\naccess: read-only\n---\nx"),
+            ("secret.md", "---\naccess: private\n---\nx"),
+            ("_private/q.md", "x"),
+        ]);
+        assert!(apply(dir.path(), &whole(), "open.md", &append_change("more"), None).is_ok());
+        assert_eq!(read(&dir, "open.md"), "text\nmore");
+        assert_eq!(
+            apply(dir.path(), &whole(), "locked.md", &append_change("y"), None),
+            Err(WriteError::ReadOnly("locked.md".into()))
+        );
+        for path in ["secret.md", "_private/q.md", "absent.md"] {
+            assert_eq!(
+                apply(dir.path(), &whole(), path, &append_change("y"), None),
+                Err(WriteError::Missing(path.into())),
+                "{path}"
+            );
+        }
+        assert_eq!(read(&dir, "secret.md"), "---\naccess: private\n---\nx");
+    }
+
+    #[test]
+    fn an_expected_hash_guards_against_a_change_made_since() {
+        let dir = vault(&[("a.md", "one")]);
+        let stale = hash_hex(b"something else");
+        let conflict = apply(dir.path(), &whole(), "a.md", &append_change("two"), Some(&stale)).unwrap_err();
+        assert_eq!(
+            conflict,
+            WriteError::Conflict {
+                current: hash_hex(b"one")
+            }
+        );
+        assert!(conflict.to_string().starts_with("conflict:"));
+        let written = apply(
+            dir.path(),
+            &whole(),
+            "a.md",
+            &append_change("two"),
+            Some(&hash_hex(b"one")),
+        )
+        .unwrap();
+        assert_eq!(written.previous.as_deref(), Some(&b"one"[..]));
+        assert_eq!(written.hash, hash_hex(b"one\ntwo"));
+    }
+
+    #[test]
+    fn a_change_may_not_hide_the_note_from_its_writer_nor_break_it() {
+        let dir = vault(&[("w.md", "---\nfacets: [work]\n---\nx")]);
+        let work = reader(Scope::Facets(vec!["work".into()]));
+        let away = Change::Write {
+            body: None,
+            patch: Some(json!({"facets": ["home"]}).as_object().unwrap().clone()),
+        };
+        let refused = apply(dir.path(), &work, "w.md", &away, None).unwrap_err();
+        assert!(refused.to_string().contains("out of your reach"), "{refused}");
+        let broken = Change::Write {
+            body: Some("---\nunclosed".into()),
+            patch: None,
+        };
+        let dir2 = vault(&[("plain.md", "x")]);
+        let refused = apply(dir2.path(), &whole(), "plain.md", &broken, None).unwrap_err();
+        assert!(refused.to_string().contains("not be a readable note"), "{refused}");
+        assert_eq!(read(&dir2, "plain.md"), "x");
+    }
+
+    #[test]
+    fn protected_keys_are_refused_in_every_change() {
+        let dir = vault(&[("a.md", "---\ntitle: a\n---\nbody")]);
+        let sneaky = Change::Write {
+            body: None,
+            patch: Some(json!({"access": "private"}).as_object().unwrap().clone()),
+        };
+        assert!(matches!(
+            apply(dir.path(), &whole(), "a.md", &sneaky, None),
+            Err(WriteError::Edit(EditError::Protected(_)))
+        ));
+        let create = create_change("---\naccess: read-only\n---\n");
+        assert!(matches!(
+            apply(dir.path(), &whole(), "b.md", &create, None),
+            Err(WriteError::Edit(EditError::Protected(_)))
+        ));
+        assert!(!dir.path().join("b.md").exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_never_leads_a_write_out_of_the_vault() {
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("t.md"), "outside").unwrap();
+        let dir = vault(&[]);
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("Linked")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("t.md"), dir.path().join("l.md")).unwrap();
+        assert!(apply(dir.path(), &whole(), "Linked/n.md", &create_change("x"), None).is_err());
+        assert!(apply(dir.path(), &whole(), "Linked/t.md", &append_change("x"), None).is_err());
+        assert!(apply(dir.path(), &whole(), "l.md", &append_change("x"), None).is_err());
+        assert!(!outside.path().join("n.md").exists());
+        assert_eq!(fs::read_to_string(outside.path().join("t.md")).unwrap(), "outside");
+    }
+}
