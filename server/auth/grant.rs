@@ -41,7 +41,7 @@ impl Category {
 
 /// Whether and how a connection may change the owner's content (its own memory it may always
 /// write): not at all, by proposals the owner reviews, or directly.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WriteMode {
     None,
     Propose,

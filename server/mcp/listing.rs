@@ -2,8 +2,8 @@
 //! paged, and serialized once for each distinct shape of grant.
 //!
 //! An answer depends only on what the key holds: whether the session's protocol version has
-//! structured tools (titles and output schemas), the grant's categories, the facet ids it reaches and
-//! the page. Because the key is the whole input, an entry never goes stale and needs no
+//! structured tools (titles and output schemas), the grant's categories, the facet ids it reaches, its
+//! write mode and the page. Because the key is the whole input, an entry never goes stale and needs no
 //! invalidation: a changed grant or a new facet is simply another key. Agents call `tools/list`
 //! often, and building, copying and serializing nine schemas cost about 300 µs a call; a cached
 //! answer is spliced into the reply as text.
@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::protocol::Version;
 use super::tools::{self, ToolContext};
-use crate::auth::Category;
+use crate::auth::{Category, WriteMode};
 
 /// How many tools one page holds.
 pub const TOOLS_PAGE: usize = 50;
@@ -28,6 +28,7 @@ struct Key {
     structured: bool,
     categories: Vec<Category>,
     facet_ids: Vec<String>,
+    write_mode: WriteMode,
     offset: usize,
 }
 
@@ -45,6 +46,7 @@ impl Listings {
             structured: version.has_structured_tools(),
             categories: context.connection.grant.categories.iter().copied().collect(),
             facet_ids: context.reachable_facet_ids(),
+            write_mode: context.connection.grant.write_mode,
             offset,
         };
         if let Some(text) = self.lock().get(&key) {

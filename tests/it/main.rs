@@ -10,6 +10,7 @@ mod crash;
 mod grants;
 mod http;
 mod layers;
+mod note_writes;
 mod notes;
 mod oauth;
 mod properties;

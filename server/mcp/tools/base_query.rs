@@ -18,6 +18,7 @@ pub const DEF: ToolDef = ToolDef {
                   A mistake in the query comes back in `error` with its line and column.",
     needs: Need::Category(Category::Notes),
     read_only: true,
+    destructive: false,
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<Output>,

@@ -13,6 +13,7 @@ pub const DEF: ToolDef = ToolDef {
     description: "Fetch one whole item (a transcript segment, an entity, a facet or a note) by the reference from search or a listing.",
     needs: Need::AnyRead,
     read_only: true,
+    destructive: false,
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<Output>,

@@ -16,6 +16,7 @@ pub const DEF: ToolDef = ToolDef {
     description: "Read one entity (name, type, other names, what it is in each facet, when last seen) by its reference.",
     needs: Need::Category(Category::Entities),
     read_only: true,
+    destructive: false,
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<Output>,

@@ -15,6 +15,7 @@ pub const DEF: ToolDef = ToolDef {
     description: "Read a transcript segment's lines (time, speaker, text) by its reference; pass next_cursor to read on.",
     needs: Need::Category(Category::Transcripts),
     read_only: true,
+    destructive: false,
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<Output>,

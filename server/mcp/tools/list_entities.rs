@@ -14,6 +14,7 @@ pub const DEF: ToolDef = ToolDef {
     description: "List the people, places, projects and organisations the journal knows, optionally in one facet, with references for get_entity.",
     needs: Need::Category(Category::Entities),
     read_only: true,
+    destructive: false,
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<Output>,

@@ -14,6 +14,7 @@ pub const DEF: ToolDef = ToolDef {
     description: "List the facets (areas of the owner's life or work) you can read, with the ids that other tools' facet argument takes.",
     needs: Need::Nothing,
     read_only: true,
+    destructive: false,
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<Output>,

@@ -15,6 +15,7 @@ pub const DEF: ToolDef = ToolDef {
     description: "List transcript segments, newest first, optionally on one day and in one facet. Each has a reference for get_transcript or fetch.",
     needs: Need::Category(Category::Transcripts),
     read_only: true,
+    destructive: false,
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<Output>,

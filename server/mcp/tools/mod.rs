@@ -13,7 +13,13 @@ pub mod get_transcript;
 pub mod list_entities;
 pub mod list_facets;
 pub mod list_transcripts;
+pub mod note_append;
+pub mod note_change;
+pub mod note_create;
+pub mod note_edit_section;
 pub mod note_read;
+pub mod note_set_properties;
+pub mod note_write;
 pub mod notes_list;
 pub mod recall_memory;
 pub mod save_memory;
@@ -28,7 +34,7 @@ use serde_json::{Value, json};
 
 use super::protocol::Version;
 use super::schema;
-use crate::auth::{Category, Connection};
+use crate::auth::{Category, Connection, WriteMode};
 use crate::journal::content::Scope;
 use crate::journal::day::Day;
 use crate::journal::facet::Facet;
@@ -43,6 +49,9 @@ pub enum Need {
     /// Any of the readable categories.
     AnyRead,
     Category(Category),
+    /// The category and a write mode that applies changes. Proposals (`propose`) are not offered
+    /// these tools until the owner's review of them exists.
+    Write(Category),
 }
 
 /// A tool's static description.
@@ -52,13 +61,15 @@ pub struct ToolDef {
     pub description: &'static str,
     pub needs: Need,
     pub read_only: bool,
+    /// May remove or overwrite what is there (MCP's `destructiveHint`).
+    pub destructive: bool,
     pub idempotent: bool,
     pub input: fn() -> Value,
     pub output: fn() -> Value,
 }
 
 /// Every tool, in the order `tools/list` shows them.
-pub const ALL: [&ToolDef; 14] = [
+pub const ALL: [&ToolDef; 19] = [
     &save_memory::DEF,
     &recall_memory::DEF,
     &list_facets::DEF,
@@ -71,6 +82,11 @@ pub const ALL: [&ToolDef; 14] = [
     &notes_list::DEF,
     &note_read::DEF,
     &base_query::DEF,
+    &note_create::DEF,
+    &note_write::DEF,
+    &note_append::DEF,
+    &note_edit_section::DEF,
+    &note_set_properties::DEF,
     &skills_list::DEF,
     &skill_read::DEF,
 ];
@@ -143,6 +159,7 @@ impl ToolDef {
             Need::Nothing => true,
             Need::AnyRead => !searchable(connection).is_empty(),
             Need::Category(category) => connection.grant.has(category),
+            Need::Write(category) => connection.grant.has(category) && connection.grant.write_mode == WriteMode::Force,
         }
     }
 
@@ -158,7 +175,7 @@ impl ToolDef {
         schema::set_enum(&mut input, "category", &categories);
         let mut annotations = json!({
             "readOnlyHint": self.read_only,
-            "destructiveHint": false,
+            "destructiveHint": self.destructive,
             "idempotentHint": self.idempotent,
             "openWorldHint": false,
         });
@@ -198,6 +215,11 @@ pub async fn call(name: &str, arguments: Value, context: &ToolContext<'_>) -> Re
         "notes_list" => notes_list::run(context, parse(arguments)?).await,
         "note_read" => note_read::run(context, parse(arguments)?).await,
         "base_query" => base_query::run(context, parse(arguments)?).await,
+        "note_create" => note_create::run(context, parse(arguments)?).await,
+        "note_write" => note_write::run(context, parse(arguments)?).await,
+        "note_append" => note_append::run(context, parse(arguments)?).await,
+        "note_edit_section" => note_edit_section::run(context, parse(arguments)?).await,
+        "note_set_properties" => note_set_properties::run(context, parse(arguments)?).await,
         "skills_list" => skills_list::run(context, parse(arguments)?).await,
         "skill_read" => skill_read::run(context, parse(arguments)?).await,
         other => Err(ToolError::Invalid(format!("there is no tool named {other}"))),

@@ -15,6 +15,7 @@ pub const DEF: ToolDef = ToolDef {
                   since a day. Each note has an id and a path for note_read.",
     needs: Need::Category(Category::Notes),
     read_only: true,
+    destructive: false,
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<Output>,

@@ -17,6 +17,7 @@ pub const DEF: ToolDef = ToolDef {
                   and by day; pass continuation to read the next page.",
     needs: Need::Nothing,
     read_only: true,
+    destructive: false,
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<Output>,

@@ -15,6 +15,7 @@ pub const DEF: ToolDef = ToolDef {
                   repeating a save with the same operation_id and content is safe and answers \"replayed\".",
     needs: Need::Nothing,
     read_only: false,
+    destructive: false,
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<Output>,

@@ -23,6 +23,7 @@ pub const DEF: ToolDef = ToolDef {
                   Returns ranked hits with a snippet and a reference for fetch.",
     needs: Need::AnyRead,
     read_only: true,
+    destructive: false,
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<Output>,

@@ -14,6 +14,7 @@ pub const DEF: ToolDef = ToolDef {
                   instructions.",
     needs: Need::Category(Category::Notes),
     read_only: true,
+    destructive: false,
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<Output>,
