@@ -24,6 +24,35 @@ pub struct Filter {
     pub outcome: Option<Outcome>,
     /// One UTC day.
     pub day: Option<Day>,
+    /// Only changes (calls of write tools) or only the other calls.
+    pub kind: Option<Kind>,
+}
+
+/// Calls of write tools, or every other call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Changes,
+    Reads,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 2] = [Kind::Changes, Kind::Reads];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Changes => "changes",
+            Kind::Reads => "reads",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+
+    /// The SQL parameter: whether the call's `write_mode` is set.
+    fn is_change(kind: Option<Kind>) -> Option<bool> {
+        kind.map(|k| k == Kind::Changes)
+    }
 }
 
 impl Filter {
@@ -47,9 +76,11 @@ pub struct Page {
 pub async fn page(pool: &Pool, filter: &Filter, before: Option<i64>, limit: i64) -> Result<Page, AuthError> {
     let limit = limit.clamp(1, 10_000);
     let rows = sqlx::query(
-        "SELECT id, at, connection_id, connection_label, tool, arguments_sha256, outcome, detail FROM audit
+        "SELECT id, at, connection_id, connection_label, tool, arguments_sha256, outcome, detail, path, write_mode
+         FROM audit
          WHERE (?1 IS NULL OR connection_id = ?1) AND (?2 IS NULL OR tool = ?2) AND (?3 IS NULL OR outcome = ?3)
            AND (?4 IS NULL OR (at >= ?4 AND at < ?4 + 86400)) AND (?5 IS NULL OR id < ?5)
+           AND (?7 IS NULL OR (write_mode IS NOT NULL) = ?7)
          ORDER BY id DESC LIMIT ?6",
     )
     .bind(&filter.connection_id)
@@ -58,6 +89,7 @@ pub async fn page(pool: &Pool, filter: &Filter, before: Option<i64>, limit: i64)
     .bind(filter.day_start())
     .bind(before)
     .bind(limit + 1)
+    .bind(Kind::is_change(filter.kind))
     .fetch_all(pool)
     .await?;
     let mut entries: Vec<Entry> = rows.iter().map(audit::entry_from).collect();
@@ -88,7 +120,7 @@ pub async fn per_day(pool: &Pool, filter: &Filter, first: Day, last: Day) -> Res
         // SQLite takes a bare column from the row that holds the one max(): the label of the newest call.
         "SELECT at / 86400 AS day, connection_id, connection_label, outcome, count(*), max(id) FROM audit
          WHERE at >= ?1 AND at < ?2 AND (?3 IS NULL OR connection_id = ?3) AND (?4 IS NULL OR tool = ?4)
-           AND (?5 IS NULL OR outcome = ?5)
+           AND (?5 IS NULL OR outcome = ?5) AND (?6 IS NULL OR (write_mode IS NOT NULL) = ?6)
          GROUP BY day, connection_id, outcome ORDER BY day, connection_id, outcome",
     )
     .bind(from)
@@ -96,6 +128,7 @@ pub async fn per_day(pool: &Pool, filter: &Filter, first: Day, last: Day) -> Res
     .bind(&filter.connection_id)
     .bind(&filter.tool)
     .bind(filter.outcome.map(Outcome::as_str))
+    .bind(Kind::is_change(filter.kind))
     .fetch_all(pool)
     .await?;
     Ok(rows
@@ -152,11 +185,59 @@ mod tests {
                 arguments: serde_json::json!({}),
                 outcome,
                 detail: String::new(),
+                change: tool.starts_with("note_").then(|| crate::auth::audit::Change {
+                    path: "Inbox.md".into(),
+                    write_mode: "force".into(),
+                }),
             })
             .await
             .unwrap();
         }
         (dir, pool)
+    }
+
+    #[tokio::test]
+    async fn changes_are_shown_apart_from_reads() {
+        let (_dir, pool) = log_with_calls().await;
+        let log = AuditLog::start(pool.clone());
+        log.record(Record {
+            connection_id: "b".into(),
+            connection_label: "beta".into(),
+            tool: "note_append".into(),
+            arguments: serde_json::json!({"path": "Inbox.md"}),
+            outcome: Outcome::Served,
+            detail: String::new(),
+            change: Some(crate::auth::audit::Change {
+                path: "Inbox.md".into(),
+                write_mode: "force".into(),
+            }),
+        })
+        .await
+        .unwrap();
+        let of = |kind| Filter {
+            kind: Some(kind),
+            ..Filter::default()
+        };
+        let changes = page(&pool, &of(Kind::Changes), None, 100).await.unwrap().entries;
+        assert_eq!(changes.len(), 1);
+        let change = changes[0].change.clone().unwrap();
+        assert_eq!(
+            (change.path.as_str(), change.write_mode.as_str()),
+            ("Inbox.md", "force")
+        );
+        let reads = page(&pool, &of(Kind::Reads), None, 100).await.unwrap().entries;
+        assert_eq!(reads.len(), 4);
+        assert!(reads.iter().all(|e| e.change.is_none()));
+        let today = Day::from_epoch_days(changes[0].at.div_euclid(86_400));
+        let counted: i64 = per_day(&pool, &of(Kind::Changes), today, today)
+            .await
+            .unwrap()
+            .iter()
+            .map(|c| c.calls)
+            .sum();
+        assert_eq!(counted, 1);
+        assert_eq!(Kind::parse("changes"), Some(Kind::Changes));
+        assert_eq!(Kind::parse("writes"), None);
     }
 
     #[tokio::test]

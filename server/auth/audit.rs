@@ -48,6 +48,15 @@ pub struct Entry {
     pub arguments_sha256: String,
     pub outcome: String,
     pub detail: String,
+    /// For a call of a write tool: the note it named and the connection's write mode then.
+    pub change: Option<Change>,
+}
+
+/// What a write tool's record adds: which note, and in which write mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub path: String,
+    pub write_mode: String,
 }
 
 /// One call to record.
@@ -59,13 +68,15 @@ pub struct Record {
     pub arguments: serde_json::Value,
     pub outcome: Outcome,
     pub detail: String,
+    pub change: Option<Change>,
 }
 
 async fn insert(tx: &mut sqlx::SqliteConnection, record: &Record) -> Result<(), AuthError> {
     let digest = Sha256::digest(record.arguments.to_string().as_bytes());
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     sqlx::query(
-        "INSERT INTO audit (at, connection_id, connection_label, tool, arguments_sha256, outcome, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO audit (at, connection_id, connection_label, tool, arguments_sha256, outcome, detail, path, write_mode)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(unix_now())
     .bind(&record.connection_id)
@@ -74,6 +85,8 @@ async fn insert(tx: &mut sqlx::SqliteConnection, record: &Record) -> Result<(), 
     .bind(hex)
     .bind(record.outcome.as_str())
     .bind(record.detail.chars().take(500).collect::<String>())
+    .bind(record.change.as_ref().map(|c| c.path.chars().take(1024).collect::<String>()))
+    .bind(record.change.as_ref().map(|c| c.write_mode.clone()))
     .execute(&mut *tx)
     .await?;
     Ok(())
@@ -142,8 +155,8 @@ pub async fn counts_by_connection(pool: &Pool) -> Result<std::collections::HashM
 /// The newest entries first, optionally for one connection label (ignoring case).
 pub async fn recent(pool: &Pool, limit: i64, label: Option<&str>) -> Result<Vec<Entry>, AuthError> {
     let rows = sqlx::query(
-        "SELECT id, at, connection_id, connection_label, tool, arguments_sha256, outcome, detail FROM audit
-         WHERE ?1 IS NULL OR lower(connection_label) = lower(?1) ORDER BY id DESC LIMIT ?2",
+        "SELECT id, at, connection_id, connection_label, tool, arguments_sha256, outcome, detail, path, write_mode
+         FROM audit WHERE ?1 IS NULL OR lower(connection_label) = lower(?1) ORDER BY id DESC LIMIT ?2",
     )
     .bind(label)
     .bind(limit)
@@ -153,7 +166,7 @@ pub async fn recent(pool: &Pool, limit: i64, label: Option<&str>) -> Result<Vec<
 }
 
 /// An entry from a row of `id, at, connection_id, connection_label, tool, arguments_sha256,
-/// outcome, detail`.
+/// outcome, detail, path, write_mode`.
 pub(super) fn entry_from(row: &sqlx::sqlite::SqliteRow) -> Entry {
     Entry {
         id: row.get(0),
@@ -164,6 +177,10 @@ pub(super) fn entry_from(row: &sqlx::sqlite::SqliteRow) -> Entry {
         arguments_sha256: row.get(5),
         outcome: row.get(6),
         detail: row.get(7),
+        change: match (row.get::<Option<String>, _>(8), row.get::<Option<String>, _>(9)) {
+            (Some(path), Some(write_mode)) => Some(Change { path, write_mode }),
+            _ => None,
+        },
     }
 }
 
@@ -187,6 +204,10 @@ mod tests {
                     arguments: serde_json::json!({"i": i}),
                     outcome: Outcome::Served,
                     detail: String::new(),
+                    change: (i % 2 == 0).then(|| Change {
+                        path: format!("n{i}.md"),
+                        write_mode: "force".into(),
+                    }),
                 };
                 log.record(record).await
             }));
@@ -200,6 +221,13 @@ mod tests {
             entries
                 .iter()
                 .all(|e| e.arguments_sha256.len() == 64 && e.outcome == "served")
+        );
+        let changes: Vec<&Entry> = entries.iter().filter(|e| e.change.is_some()).collect();
+        assert_eq!(changes.len(), 100, "a write's path and mode are kept");
+        assert!(
+            changes
+                .iter()
+                .all(|e| e.change.as_ref().unwrap().path == format!("n{}.md", &e.tool[4..]))
         );
     }
 }

@@ -154,6 +154,7 @@ pub async fn run(dir: &Path, command: McpCommand) -> anyhow::Result<()> {
                     tool: tool.clone(),
                     outcome,
                     day,
+                    kind: None,
                 };
                 entries.extend(activity::page(db, &filter, None, limit).await?.entries);
             }
@@ -172,11 +173,14 @@ pub async fn run(dir: &Path, command: McpCommand) -> anyhow::Result<()> {
                 );
             }
             for entry in entries {
-                let detail = if entry.detail.is_empty() {
-                    String::new()
-                } else {
-                    format!("  {}", entry.detail)
+                let mut detail = match &entry.change {
+                    Some(change) => format!("  {} ({})", change.path, change.write_mode),
+                    None => String::new(),
                 };
+                if !entry.detail.is_empty() {
+                    detail.push_str("  ");
+                    detail.push_str(&entry.detail);
+                }
                 println!(
                     "{}  {}  {}  {}{}",
                     format_timestamp(entry.at),

@@ -118,6 +118,11 @@ async fn tools_call(state: &AppState, caller: &Caller, id: Value, mut params: Ma
         tracing::error!(tool = %name, connection = %caller.connection.label, error = %message, "a tool failed");
     }
     let connection = &caller.connection;
+    // A write tool's call says which note and in which mode, whatever its outcome.
+    let change = tool.writes().then(|| audit::Change {
+        path: tools::written_path(&arguments),
+        write_mode: connection.grant.write_mode.as_str().into(),
+    });
     let record = audit::Record {
         connection_id: connection.id.clone(),
         connection_label: connection.label.clone(),
@@ -125,6 +130,7 @@ async fn tools_call(state: &AppState, caller: &Caller, id: Value, mut params: Ma
         arguments,
         outcome: audit_outcome,
         detail,
+        change,
     };
     if let Err(error) = state.audit.record(record).await {
         // No result leaves without its audit record.
@@ -186,6 +192,7 @@ async fn refuse(state: &AppState, caller: &Caller, id: Value, tool: &str, messag
         arguments: Value::Null,
         outcome: Outcome::Refused,
         detail: message.to_string(),
+        change: None,
     };
     let recorded = state.audit.record(record).await;
     if let Err(error) = recorded {

@@ -14,7 +14,7 @@ use super::signin::unavailable;
 use super::summary;
 use crate::app::AppState;
 use crate::auth::AuthError;
-use crate::auth::activity::{self, Filter};
+use crate::auth::activity::{self, Filter, Kind};
 use crate::auth::audit::Outcome;
 use crate::journal::day::{Day, format_timestamp};
 use crate::mcp::tools;
@@ -41,6 +41,8 @@ pub struct CallRow {
     pub tool: String,
     pub outcome: String,
     pub detail: String,
+    /// For a change: the note and the write mode.
+    pub change: Option<(String, String)>,
 }
 
 #[derive(Template)]
@@ -54,6 +56,7 @@ struct ActivityPage {
     connections: Vec<Choice>,
     tools: Vec<Choice>,
     outcomes: Vec<Choice>,
+    kinds: Vec<Choice>,
     day: String,
     filtered: bool,
     rows: Vec<CallRow>,
@@ -70,7 +73,7 @@ pub struct Query {
     pub before: Option<i64>,
 }
 
-/// Reads `connection`, `tool`, `outcome`, `day` and `before`; empty fields are no filter.
+/// Reads `connection`, `tool`, `outcome`, `kind`, `day` and `before`; empty fields are no filter.
 pub fn read_query(params: &Params) -> Result<Query, String> {
     let field = |name: &str| -> Result<Option<String>, String> {
         let value = params.one(name).map_err(|e| e.description)?;
@@ -87,6 +90,10 @@ pub fn read_query(params: &Params) -> Result<Query, String> {
     let outcome = match field("outcome")? {
         None => None,
         Some(text) => Some(Outcome::parse(&text).ok_or_else(|| format!("\"{text}\" is not an outcome"))?),
+    };
+    let kind = match field("kind")? {
+        None => None,
+        Some(text) => Some(Kind::parse(&text).ok_or_else(|| format!("\"{text}\" is not a kind of call"))?),
     };
     let day = match field("day")? {
         None => None,
@@ -105,6 +112,7 @@ pub fn read_query(params: &Params) -> Result<Query, String> {
             tool,
             outcome,
             day,
+            kind,
         },
         before,
     })
@@ -169,6 +177,17 @@ async fn gather(state: &AppState, owner: &Owner, query: &Query) -> Result<Activi
             selected: filter.outcome == Some(*outcome),
         })
         .collect();
+    let kinds = Kind::ALL
+        .iter()
+        .map(|kind| Choice {
+            value: kind.as_str().to_string(),
+            label: match kind {
+                Kind::Changes => "changes to notes".to_string(),
+                Kind::Reads => "reads".to_string(),
+            },
+            selected: filter.kind == Some(*kind),
+        })
+        .collect();
     let older = page.older.map(|before| link(filter, before));
     Ok(ActivityPage {
         nonce: page::nonce(),
@@ -178,6 +197,7 @@ async fn gather(state: &AppState, owner: &Owner, query: &Query) -> Result<Activi
         connections,
         tools,
         outcomes,
+        kinds,
         day: filter.day.map(|d| d.to_string()).unwrap_or_default(),
         filtered: *filter != Filter::default(),
         rows: page
@@ -190,6 +210,7 @@ async fn gather(state: &AppState, owner: &Owner, query: &Query) -> Result<Activi
                 tool: entry.tool,
                 outcome: entry.outcome,
                 detail: entry.detail,
+                change: entry.change.map(|c| (c.path, c.write_mode)),
             })
             .collect(),
         older,
@@ -208,6 +229,9 @@ fn link(filter: &Filter, before: i64) -> String {
     }
     if let Some(outcome) = filter.outcome {
         query.append_pair("outcome", outcome.as_str());
+    }
+    if let Some(kind) = filter.kind {
+        query.append_pair("kind", kind.as_str());
     }
     if let Some(day) = filter.day {
         query.append_pair("day", &day.to_string());
@@ -239,6 +263,11 @@ mod tests {
         assert!(read("before=soon").is_err());
         assert!(read("tool=a&tool=b").is_err());
         assert!(read(&format!("connection={}", "x".repeat(65))).is_err());
+        assert_eq!(read("kind=changes").unwrap().filter.kind, Some(Kind::Changes));
+        assert_eq!(read("kind=reads").unwrap().filter.kind, Some(Kind::Reads));
+        assert!(read("kind=writes").unwrap_err().contains("not a kind of call"));
+        let link = link(&read("kind=changes").unwrap().filter, 7);
+        assert!(link.contains("kind=changes") && link.contains("before=7"), "{link}");
     }
 
     #[test]

@@ -76,6 +76,31 @@ async fn only_a_force_grant_is_offered_the_write_tools_and_a_narrowed_one_loses_
         !file(&server, "Inbox.md").contains("late"),
         "the narrowed grant applies to the next call"
     );
+
+    // Every write call is audited with its note, the mode it was made in and its outcome.
+    let entries = journal::auth::audit::recent(&server.journal.db, 50, None)
+        .await
+        .unwrap();
+    let appended = &entries[0];
+    assert_eq!(
+        (appended.tool.as_str(), appended.outcome.as_str()),
+        ("note_append", "refused")
+    );
+    let change = appended.change.clone().expect("a write call records its note");
+    assert_eq!((change.path.as_str(), change.write_mode.as_str()), ("Inbox.md", "none"));
+    let proposed = entries
+        .iter()
+        .find(|e| e.connection_label == "reader-propose" && e.tool == "note_create")
+        .unwrap();
+    assert_eq!(proposed.change.as_ref().unwrap().write_mode, "propose");
+    assert_eq!(proposed.change.as_ref().unwrap().path, "x.md");
+    assert!(
+        entries
+            .iter()
+            .filter(|e| !e.tool.starts_with("note_"))
+            .all(|e| e.change.is_none()),
+        "reads are not changes"
+    );
 }
 
 #[tokio::test]

@@ -153,6 +153,11 @@ impl ToolDef {
         &cache[self.name]
     }
 
+    /// Whether this tool changes the owner's content (its calls are audited as changes).
+    pub fn writes(&self) -> bool {
+        matches!(self.needs, Need::Write(_))
+    }
+
     /// Whether a grant offers this tool.
     pub fn offered(&self, connection: &Connection) -> bool {
         match self.needs {
@@ -193,6 +198,18 @@ impl ToolDef {
 /// The searchable categories a connection holds.
 pub fn searchable(connection: &Connection) -> Vec<Category> {
     Category::ALL.into_iter().filter(|c| connection.grant.has(*c)).collect()
+}
+
+/// The note a write tool's arguments name, for its audit record: the normalized path when it is
+/// one, else the text as sent (without control characters), empty when there is none.
+pub fn written_path(arguments: &Value) -> String {
+    let Some(text) = arguments.get("path").and_then(Value::as_str) else {
+        return String::new();
+    };
+    match args::NotePath::parse(text) {
+        Ok(path) => path.into_string(),
+        Err(_) => text.chars().filter(|c| !c.is_control()).take(256).collect(),
+    }
 }
 
 /// Finds a tool by name.
