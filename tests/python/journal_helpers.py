@@ -2,6 +2,7 @@
 client, and the owner's part of a sign-in (reading the consent page, typing the pairing code, following the
 redirect back)."""
 
+import asyncio
 import contextlib
 import json
 import os
@@ -23,11 +24,13 @@ def run(journal_dir, *args):
     return out.stdout
 
 
-def mint_key(journal_dir, label, categories, facets=()):
-    """A new key labelled `label`, granted `categories` over the whole journal or only `facets`."""
+def mint_key(journal_dir, label, categories, facets=(), write=None):
+    """A new key labelled `label`, granted `categories` over the whole journal or only `facets`, with the
+    write mode `write` (none when not given)."""
     key = json.loads(run(journal_dir, "mcp", "token", "create", "--label", label, "--json"))["key"]
     grant = [arg for category in categories for arg in ("--category", category)]
     grant += [arg for facet in facets for arg in ("--facet", facet)]
+    grant += ["--write", write] if write else []
     run(journal_dir, "mcp", "permission", "set", "--token", label, *grant)
     return key
 
@@ -122,3 +125,54 @@ async def sign_in_and_search(url, pairing_code, categories, storage, verify=True
                 tools = sorted(t.name for t in (await session.list_tools()).tools)
                 found = await session.call_tool("search", {"query": "lease renewal"})
                 return tools, found
+
+
+# Calling tools through the SDK.
+
+def innermost(error):
+    """The one failure inside the SDK's task groups, so that pytest reports it rather than the groups."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
+
+
+def in_session(server, key, body):
+    """Runs `body(session)` in an initialized SDK session that presents `key`; returns what it returns."""
+
+    async def main():
+        async with httpx.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
+            async with streamable_http_client(server.url, http_client=http) as (read, write, _):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    return await body(session)
+
+    try:
+        return asyncio.run(main())
+    except BaseExceptionGroup as group:
+        raise innermost(group) from None
+
+
+async def call(session, tool, arguments):
+    try:
+        return await session.call_tool(tool, arguments)
+    except RuntimeError as error:  # the SDK checks structuredContent against the tool's outputSchema
+        raise AssertionError(f"{tool} {arguments}: {str(error).splitlines()[0]}") from None
+
+
+def text_of(result):
+    return "".join(block.text for block in result.content if block.type == "text")
+
+
+async def ok(session, tool, arguments):
+    """A served call's structuredContent (which its text content repeats)."""
+    result = await call(session, tool, arguments)
+    assert not result.isError, f"{tool} {arguments} was refused: {text_of(result)}"
+    assert json.loads(text_of(result)) == result.structuredContent, f"{tool}: the text is the structured content"
+    return result.structuredContent
+
+
+async def refused(session, tool, arguments):
+    """A refused call's text (an isError result, not a protocol error)."""
+    result = await call(session, tool, arguments)
+    assert result.isError, f"{tool} {arguments} was served: {result.structuredContent}"
+    return text_of(result)

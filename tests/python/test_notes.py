@@ -30,7 +30,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from journal_helpers import JOURNAL, mint_key, serve
+from journal_helpers import JOURNAL, call, in_session, mint_key, ok, refused, serve, text_of
 
 NOTES_TOOLS = ["notes_list", "note_read", "base_query", "skills_list", "skill_read"]
 DEMO_NOTES_SOURCE = Path(__file__).resolve().parents[2] / "server" / "journal" / "demo_notes.rs"
@@ -115,55 +115,6 @@ def server():
         vault = Path(journal_dir) / "notes"
         with serve(journal_dir) as url:
             yield SimpleNamespace(url=url, keys=keys, vault=vault, notes=read_vault(vault))
-
-
-def innermost(error):
-    """The one failure inside the SDK's task groups, so that pytest reports it rather than the groups."""
-    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
-        error = error.exceptions[0]
-    return error
-
-
-def in_session(server, key, body):
-    """Runs `body(session)` in an initialized SDK session that presents `key`; returns what it returns."""
-
-    async def main():
-        async with httpx.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
-            async with streamable_http_client(server.url, http_client=http) as (read, write, _):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    return await body(session)
-
-    try:
-        return asyncio.run(main())
-    except BaseExceptionGroup as group:
-        raise innermost(group) from None
-
-
-async def call(session, tool, arguments):
-    try:
-        return await session.call_tool(tool, arguments)
-    except RuntimeError as error:  # the SDK checks structuredContent against the tool's outputSchema
-        raise AssertionError(f"{tool} {arguments}: {str(error).splitlines()[0]}") from None
-
-
-def text_of(result):
-    return "".join(block.text for block in result.content if block.type == "text")
-
-
-async def ok(session, tool, arguments):
-    """A served call's structuredContent (which its text content repeats)."""
-    result = await call(session, tool, arguments)
-    assert not result.isError, f"{tool} {arguments} was refused: {text_of(result)}"
-    assert json.loads(text_of(result)) == result.structuredContent, f"{tool}: the text is the structured content"
-    return result.structuredContent
-
-
-async def refused(session, tool, arguments):
-    """A refused call's text (an isError result, not a protocol error)."""
-    result = await call(session, tool, arguments)
-    assert result.isError, f"{tool} {arguments} was served: {result.structuredContent}"
-    return text_of(result)
 
 
 async def all_notes(session):
