@@ -70,6 +70,44 @@ fn arguments_digest(arguments: &serde_json::Value) -> String {
         .collect()
 }
 
+/// Rounds of: start the server, let four writers run `write(client, round, writer)` against it, kill
+/// it with SIGKILL after a random 50-400 ms. A writer ends when the server dies under it.
+async fn kill_rounds<W, F>(root: &std::path::Path, key: &str, random: &mut Seeded, write: W)
+where
+    W: Fn(Client, usize, usize) -> F,
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    for round in 0..5 {
+        let (mut child, url) = serve(root);
+        let mut writers = Vec::new();
+        for writer in 0..4 {
+            let mut client = Client::new(&url, Some(key));
+            let initialize =
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}});
+            if let Ok(reply) = client.try_post(&initialize).await {
+                client.session = reply.header("mcp-session-id");
+                writers.push(tokio::spawn(write(client, round, writer)));
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50 + random.below(350))).await;
+        child.kill().unwrap();
+        child.wait().unwrap();
+        for writer in writers {
+            writer.await.expect("a writer panicked");
+        }
+    }
+}
+
+/// One tool call: Some(true) when it was acknowledged (served), Some(false) when refused, None when
+/// the server is gone.
+async fn call(client: &Client, id: usize, tool: &str, arguments: serde_json::Value) -> Option<bool> {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments}});
+    let reply = client.try_post(&body).await.ok()?;
+    let value = serde_json::from_slice::<serde_json::Value>(&reply.body).ok()?;
+    Some(value["result"]["isError"] == false)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acknowledged_saves_survive_sigkill() {
     let dir = tempfile::tempdir().unwrap();
@@ -95,39 +133,27 @@ async fn acknowledged_saves_survive_sigkill() {
     };
     let acknowledged: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
     let mut random = Seeded::from_env_or_random();
-
-    for round in 0..5 {
-        let (mut child, url) = serve(&root);
-        let mut writers = Vec::new();
-        for writer in 0..4 {
-            let (url, key, acknowledged) = (url.clone(), key.clone(), acknowledged.clone());
-            writers.push(tokio::spawn(async move {
-                let mut client = Client::new(&url, Some(&key));
-                                let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}});
-                let Ok(reply) = client.try_post(&initialize).await else { return };
-                client.session = reply.header("mcp-session-id");
-                // Bounded: at most 200 saves per writer per round; the kill usually ends it sooner.
-                for n in 0..200 {
-                    let operation = format!("round{round}-writer{writer}-{n}");
-                    let content = format!("note {n} of writer {writer} in round {round}: {}", "x".repeat(n * 7 % 500));
-                    let body = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
-                        "params": {"name": "save_memory", "arguments": {"content": content, "operation_id": operation}}});
-                    let Ok(reply) = client.try_post(&body).await else { return };
-                    let Ok(value) = serde_json::from_slice::<serde_json::Value>(&reply.body) else { return };
-                    if value["result"]["isError"] == false {
-                        acknowledged.lock().unwrap().push((operation, content));
-                    }
+    let saved = acknowledged.clone();
+    kill_rounds(&root, &key, &mut random, move |client, round, writer| {
+        let acknowledged = saved.clone();
+        async move {
+            // Bounded: at most 200 saves per writer per round; the kill usually ends it sooner.
+            for n in 0..200 {
+                let operation = format!("round{round}-writer{writer}-{n}");
+                let content = format!(
+                    "note {n} of writer {writer} in round {round}: {}",
+                    "x".repeat(n * 7 % 500)
+                );
+                let arguments = json!({"content": content, "operation_id": operation});
+                match call(&client, n, "save_memory", arguments).await {
+                    Some(true) => acknowledged.lock().unwrap().push((operation, content)),
+                    Some(false) => {}
+                    None => return,
                 }
-            }));
+            }
         }
-        tokio::time::sleep(Duration::from_millis(50 + random.below(350))).await;
-        child.kill().unwrap();
-        child.wait().unwrap();
-        // A writer ends when the server dies under it; a panic in one is a failure of the test.
-        for writer in writers {
-            writer.await.expect("a writer panicked");
-        }
-    }
+    })
+    .await;
 
     let acknowledged = acknowledged.lock().unwrap().clone();
     assert!(
@@ -203,6 +229,113 @@ async fn acknowledged_saves_survive_sigkill() {
         !hits["results"].as_array().unwrap().is_empty(),
         "the journal searches after the crashes"
     );
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// Force-mode note writes under SIGKILL: every note whose creation was acknowledged is there with its
+/// exact text, every acknowledged append is in its note in order, and no note is torn (each holds
+/// only whole lines its writer sent).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_note_writes_survive_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("journal");
+    let key = {
+        let opened = journal::journal::Journal::open(&root).await.unwrap();
+        let (connection, key) = journal::auth::connections::create_key(&opened.db, "writer")
+            .await
+            .unwrap();
+        let notes = [journal::auth::Category::Notes].into_iter().collect();
+        journal::auth::connections::set_grant(
+            &opened.db,
+            &connection.id,
+            &notes,
+            None,
+            journal::auth::WriteMode::Force,
+        )
+        .await
+        .unwrap();
+        key
+    };
+    let logs = root.join("notes").join("Crash");
+    std::fs::create_dir_all(&logs).unwrap();
+    for writer in 0..4 {
+        std::fs::write(
+            logs.join(format!("log-{writer}.md")),
+            "# Log
+",
+        )
+        .unwrap();
+    }
+    let created: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let appended: Arc<Mutex<Vec<Vec<String>>>> = Arc::new(Mutex::new(vec![Vec::new(); 4]));
+    let mut random = Seeded::from_env_or_random();
+    let (made, lines) = (created.clone(), appended.clone());
+    kill_rounds(&root, &key, &mut random, move |client, round, writer| {
+        let (created, appended) = (made.clone(), lines.clone());
+        async move {
+            // Bounded: at most 100 pairs of calls per writer per round.
+            for n in 0..100 {
+                let path = format!("Crash/r{round}/w{writer}-{n}.md");
+                let content = format!("# Note {n}\n\n{}\n", "body ".repeat(n * 13 % 400));
+                match call(&client, 2 * n, "note_create", json!({"path": path, "content": content})).await {
+                    Some(true) => created.lock().unwrap().push((path, content)),
+                    Some(false) => {}
+                    None => return,
+                }
+                let line = format!("line {n} of writer {writer} in round {round}");
+                let arguments = json!({"path": format!("Crash/log-{writer}.md"), "text": line});
+                match call(&client, 2 * n + 1, "note_append", arguments).await {
+                    Some(true) => appended.lock().unwrap()[writer].push(line),
+                    Some(false) => {}
+                    None => return,
+                }
+            }
+        }
+    })
+    .await;
+
+    let created = created.lock().unwrap().clone();
+    let appended = appended.lock().unwrap().clone();
+    assert!(
+        created.len() > 10,
+        "the rounds acknowledged creations ({})",
+        created.len()
+    );
+    for (path, content) in &created {
+        let text = std::fs::read_to_string(root.join("notes").join(path))
+            .unwrap_or_else(|e| panic!("acknowledged note {path} is there: {e}"));
+        assert_eq!(&text, content, "acknowledged note {path} is whole");
+    }
+    for (writer, lines) in appended.iter().enumerate() {
+        let text = std::fs::read_to_string(logs.join(format!("log-{writer}.md"))).unwrap();
+        let held: Vec<&str> = text.lines().skip(1).collect();
+        let whole = |line: &str| {
+            let words: Vec<&str> = line.split(' ').collect();
+            words.len() == 8
+                && [words[0], words[2], words[3], words[5], words[6]] == ["line", "of", "writer", "in", "round"]
+                && words[4] == writer.to_string()
+                && words[1].parse::<u32>().is_ok()
+                && words[7].parse::<u32>().is_ok()
+        };
+        assert!(
+            held.iter().all(|l| whole(l)),
+            "log {writer} holds only whole lines: {text}"
+        );
+        // Every acknowledged line, in the order acknowledged (unacknowledged ones may sit between).
+        let mut at = 0;
+        for line in lines {
+            let found = held[at..].iter().position(|h| h == line);
+            assert!(found.is_some(), "acknowledged append {line:?} is in log {writer}");
+            at += found.unwrap() + 1;
+        }
+    }
+    // The journal opens and reads the notes as before.
+    let (mut child, url) = serve(&root);
+    let client = Client::connected(&url, &key).await;
+    let (path, content) = &created[0];
+    let read = client.ok("note_read", json!({"path": path})).await;
+    assert_eq!(read["body"], content.as_str());
     child.kill().unwrap();
     child.wait().unwrap();
 }
