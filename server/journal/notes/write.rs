@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 use super::access::{Reader, Sight, sight};
 use super::edit::{self, EditError, Place, SectionOp};
 use super::note::{self, hash_hex};
+use super::ops::{self, Target};
 use super::rules;
 use crate::fsio;
 
@@ -56,8 +57,9 @@ pub struct Written {
 /// Why a write was not made. Nothing changed in any case.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WriteError {
-    /// Missing, hidden, unreadable or quarantined: one answer for all.
-    #[error("there is no note at \"{0}\"; see notes_list or search")]
+    /// Missing, hidden, unreadable or quarantined: one answer for all, in the words reads use
+    /// (`ops::missing`), so that a write tells no more than a read.
+    #[error("{0}")]
     Missing(String),
     /// `note_create` where something the agent may not know of is, or cannot be: the same answer
     /// for a quarantined path, a hidden note and a folder in the way.
@@ -131,7 +133,7 @@ fn update(
     change: &Change,
     expected_hash: Option<&str>,
 ) -> Result<Written, WriteError> {
-    let missing = || WriteError::Missing(path.to_string());
+    let missing = || missing(path);
     if !rules::is_note_path(path) || rules::quarantined(path) {
         return Err(missing());
     }
@@ -160,11 +162,21 @@ fn update(
         return Err(WriteError::Conflict { current: now_hash });
     }
     fsio::write_atomic(&file, new.as_bytes()).map_err(|e| WriteError::Io(e.to_string()))?;
+    // The new file is made owner-only; the note keeps the permissions the owner gave it (a crash
+    // before this leaves it owner-only, never more open).
+    if let Err(error) = fs::set_permissions(&file, meta.permissions()) {
+        tracing::warn!(%error, path, "a changed note kept owner-only permissions");
+    }
     Ok(Written {
         path: path.to_string(),
         hash: hash_hex(new.as_bytes()),
         previous: Some(text.into_bytes()),
     })
+}
+
+/// The answer for a note that is not there for this writer, whatever the reason.
+fn missing(path: &str) -> WriteError {
+    WriteError::Missing(ops::missing(&Target::Path(path.to_string())).to_string())
 }
 
 /// The note's new text for a change of an existing note.
@@ -336,7 +348,7 @@ mod tests {
         for path in ["secret.md", "_private/q.md", "absent.md"] {
             assert_eq!(
                 apply(dir.path(), &whole(), path, &append_change("y"), None),
-                Err(WriteError::Missing(path.into())),
+                Err(missing(path)),
                 "{path}"
             );
         }
@@ -404,6 +416,18 @@ mod tests {
             Err(WriteError::Edit(EditError::Protected(_)))
         ));
         assert!(!dir.path().join("b.md").exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_changed_note_keeps_its_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = vault(&[("shared.md", "x")]);
+        let file = dir.path().join("shared.md");
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o644)).unwrap();
+        apply(dir.path(), &whole(), "shared.md", &append_change("y"), None).unwrap();
+        assert_eq!(fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o644);
+        assert_eq!(read(&dir, "shared.md"), "x\ny");
     }
 
     #[cfg(unix)]
