@@ -243,6 +243,19 @@ pub async fn load(pool: &Pool, id: &str) -> Result<Option<Connection>, AuthError
     Ok(row.map(|row| connection_from(&row)))
 }
 
+/// A connection as a reader of notes today (its grant's reach and its label), for the owner's
+/// review of what it proposed; None when the connection was removed.
+pub async fn reader(
+    pool: &Pool,
+    id: &str,
+    facets: &[crate::journal::facet::Facet],
+) -> Result<Option<crate::journal::notes::Reader>, AuthError> {
+    Ok(load(pool, id).await?.map(|c| crate::journal::notes::Reader {
+        scope: c.grant.scope(facets),
+        label: c.label,
+    }))
+}
+
 /// The columns `connection_from` reads, for a query that joins `connections c` and `grants g`. The
 /// grant's facets come along as one space-separated column, so a connection costs one query.
 const CONNECTION_COLUMNS: &str = "SELECT c.id, c.kind, c.label, c.created_at, c.last_used_at, g.categories, g.whole_journal,

@@ -7,6 +7,7 @@ mod mcp;
 mod notes;
 mod oauth;
 mod permission;
+mod proposals;
 mod route;
 mod serve;
 
@@ -44,6 +45,9 @@ pub enum Command {
     /// The owner's markdown notes: which folder is served, and what was found there.
     #[command(subcommand)]
     Notes(notes::NotesCommand),
+    /// Changes agents proposed to notes: review them, accept or reject them.
+    #[command(subcommand)]
+    Proposals(proposals::ProposalsCommand),
     /// Write a realistic sample journal into DIR.
     Demo(content::DemoArgs),
     /// Rebuild the search index from the files.
@@ -95,6 +99,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Entity(command) => content::entity(&dir()?, command).await,
         Command::Import(command) => content::import(&dir()?, command).await,
         Command::Notes(command) => notes::run(&dir()?, command).await,
+        Command::Proposals(command) => proposals::run(&open_for_access(&dir()?).await?, command).await,
         Command::Demo(args) => content::demo(args).await,
         Command::Reindex => content::reindex(&dir()?).await,
         Command::Mcp(command) => mcp::run(&dir()?, command).await,

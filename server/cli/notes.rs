@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::Subcommand;
 
-use crate::journal::notes::{self, note::Access};
+use crate::journal::day::format_timestamp;
+use crate::journal::notes::{self, changes, history, note::Access};
 
 #[derive(Debug, Subcommand)]
 pub enum NotesCommand {
@@ -17,12 +18,27 @@ pub enum NotesCommand {
     },
     /// Which folder is served, how many notes it holds, and the notes that could not be read.
     Status,
+    /// The changes agents made to a note (and your undos), newest first, each a version you can go back to.
+    History {
+        /// The note's path in the notes folder, e.g. Projects/alpha.md.
+        path: String,
+    },
+    /// Undo an agent's change: the note goes back to what it was before that version (a note the
+    /// change created is removed). The undo is kept in the history too.
+    Revert {
+        /// The note's path in the notes folder.
+        path: String,
+        /// The version to undo, from `journal notes history`.
+        version: i64,
+    },
 }
 
 pub async fn run(journal_dir: &Path, command: NotesCommand) -> anyhow::Result<()> {
     match command {
         NotesCommand::Use { dir } => use_folder(journal_dir, &dir).await,
         NotesCommand::Status => status(journal_dir).await,
+        NotesCommand::History { path } => history(journal_dir, &path).await,
+        NotesCommand::Revert { path, version } => revert(journal_dir, &path, version).await,
     }
 }
 
@@ -68,6 +84,71 @@ async fn status(journal_dir: &Path) -> anyhow::Result<()> {
         count(Access::Private)
     );
     print_unreadable(&journal).await
+}
+
+/// A note path as typed: `Projects/alpha` and `./Projects/alpha.md` name the same note.
+fn note_path(text: &str) -> anyhow::Result<String> {
+    notes::rules::typed_note_path(text).map_err(|why| anyhow::anyhow!("{text} is not a note path: {why}"))
+}
+
+async fn history(journal_dir: &Path, path: &str) -> anyhow::Result<()> {
+    let path = note_path(path)?;
+    let journal = super::open_for_access(journal_dir).await?;
+    let versions = history::of_path(&journal.db, &path, 1000).await?;
+    if versions.is_empty() {
+        println!(
+            "no agent has changed {path} (versions are kept for {} days)",
+            history::KEEP_DAYS
+        );
+        return Ok(());
+    }
+    for v in versions {
+        let what = match (&v.before_hash, &v.new_path) {
+            (None, _) => "created".to_string(),
+            (_, None) => "deleted".to_string(),
+            (_, Some(to)) if *to != v.path => format!("moved to {to}"),
+            _ => "changed".to_string(),
+        };
+        let by = if v.label.is_empty() {
+            v.actor.clone()
+        } else {
+            format!("{} ({})", v.actor, v.label)
+        };
+        let mut how = v.tool.clone();
+        if let Some(id) = v.proposal_id {
+            how.push_str(&format!(", proposal {id}"));
+        }
+        if let Some(id) = v.reverted {
+            how.push_str(&format!(" of version {id}"));
+        }
+        println!(
+            "version {:>5}  {}  {by}  {what} ({how}), {} bytes kept",
+            v.id,
+            format_timestamp(v.at),
+            v.size
+        );
+    }
+    println!("`journal notes revert {path} VERSION` undoes a version");
+    Ok(())
+}
+
+async fn revert(journal_dir: &Path, path: &str, version: i64) -> anyhow::Result<()> {
+    let path = note_path(path)?;
+    let journal = super::open_for_access(journal_dir).await?;
+    match history::get(&journal.db, version).await? {
+        Some((v, _)) if v.path == path || v.new_path.as_deref() == Some(path.as_str()) => {}
+        _ => anyhow::bail!("{path} has no version {version}; `journal notes history {path}` lists its versions"),
+    }
+    let written = changes::revert(&journal, version, None).await?;
+    match written.hash {
+        Some(_) => println!("{} is back as it was before version {version}", written.path),
+        None => println!(
+            "{} is removed again, as before version {version} created it",
+            written.path
+        ),
+    }
+    println!("this undo is kept in the history too: `journal notes history {path}`");
+    Ok(())
 }
 
 /// Lists the notes that could not be read, with why (they are served nowhere until fixed).

@@ -686,3 +686,115 @@ fn notes_use_serves_a_vault_in_place_and_refuses_what_cannot_be_one() {
     std::fs::write(journal.join("journal.toml"), "[notes]\ndir = 3\n").unwrap();
     assert!(fails(&journal, &["notes", "status"]).contains("[notes]"));
 }
+
+/// `journal proposals` and `journal notes history|revert`: the owner's review and undo in the
+/// terminal, with every refusal in one line.
+#[tokio::test]
+async fn proposals_are_reviewed_and_agent_changes_undone_from_the_command_line() {
+    use journal::journal::notes::changes::{self, Request};
+    use journal::journal::notes::history::Author;
+    use journal::journal::notes::write::Change;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    std::fs::create_dir_all(root.join("notes")).unwrap();
+    std::fs::write(root.join("notes/plan.md"), "# Plan\n").unwrap();
+    let (id, stale_id) = {
+        let opened = journal::journal::Journal::open(&root).await.unwrap();
+        let (connection, _) = journal::auth::connections::create_key(&opened.db, "Helper")
+            .await
+            .unwrap();
+        let notes = [journal::auth::Category::Notes].into_iter().collect();
+        journal::auth::connections::set_grant(
+            &opened.db,
+            &connection.id,
+            &notes,
+            None,
+            journal::auth::WriteMode::Propose,
+        )
+        .await
+        .unwrap();
+        let request = |text: &str| Request {
+            author: Author::agent(&connection.id, &connection.label),
+            reader: journal::journal::notes::Reader {
+                scope: journal::journal::content::Scope::WholeJournal,
+                label: connection.label.clone(),
+            },
+            tool: "note_append".into(),
+            arguments: serde_json::json!({"path": "plan.md", "text": text}),
+            path: "plan.md".into(),
+            change: Change::Append {
+                text: text.into(),
+                ensure_newline: true,
+            },
+            expected_hash: None,
+        };
+        let first = changes::propose(&opened, &request("- step one")).await.unwrap();
+        let second = changes::propose(&opened, &request("- step two")).await.unwrap();
+        (first.id, second.id)
+    };
+    let (id, stale_id) = (id.to_string(), stale_id.to_string());
+
+    let listed = ok(&root, &["proposals", "list"]);
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+    assert!(
+        listed.contains("pending") && listed.contains("Helper") && listed.contains("plan.md"),
+        "{listed}"
+    );
+    let shown = ok(&root, &["proposals", "show", &id]);
+    assert!(
+        shown.contains("+- step one") && shown.contains("note_append"),
+        "{shown}"
+    );
+
+    let accepted = ok(&root, &["proposals", "accept", &id]);
+    assert!(accepted.contains("accepted"), "{accepted}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes/plan.md")).unwrap(),
+        "# Plan\n- step one"
+    );
+    // The second was proposed against the note before the first was accepted: refused, then
+    // shown against the note now, then accepted onto it.
+    let stale = fails(&root, &["proposals", "accept", &stale_id]);
+    assert!(
+        stale.contains("changed since") && stale.contains("--onto-current"),
+        "{stale}"
+    );
+    let shown = ok(&root, &["proposals", "show", &stale_id]);
+    assert!(
+        shown.contains("changed since")
+            && shown.contains("-- step one\n\\ No newline at end of file\n+- step one\n+- step two"),
+        "{shown}"
+    );
+    ok(&root, &["proposals", "accept", &stale_id, "--onto-current"]);
+    let text = std::fs::read_to_string(root.join("notes/plan.md")).unwrap();
+    assert_eq!(text, "# Plan\n- step one\n- step two");
+    assert!(fails(&root, &["proposals", "reject", &id]).contains("already accepted"));
+    assert!(fails(&root, &["proposals", "show", "999"]).contains("no proposal 999"));
+    assert!(fails(&root, &["proposals", "list", "--status", "maybe"]).contains("pending, accepted, rejected or all"));
+    assert!(ok(&root, &["proposals", "list"]).contains("no proposals are pending"));
+    assert_eq!(ok(&root, &["proposals", "list", "--status", "all"]).lines().count(), 2);
+
+    let history = ok(&root, &["notes", "history", "plan"]);
+    assert!(
+        history.contains("agent:helper (Helper)") && history.contains("proposal"),
+        "{history}"
+    );
+    let newest: String = history
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .to_string();
+    let reverted = ok(&root, &["notes", "revert", "plan.md", &newest]);
+    assert!(reverted.contains("back as it was"), "{reverted}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes/plan.md")).unwrap(),
+        "# Plan\n- step one"
+    );
+    assert!(ok(&root, &["notes", "history", "plan.md"]).contains("owner"));
+    assert!(fails(&root, &["notes", "revert", "other.md", &newest]).contains("has no version"));
+    assert!(fails(&root, &["notes", "revert", "../x.md", "1"]).contains("not a note path"));
+    assert!(ok(&root, &["notes", "history", "other.md"]).contains("no agent has changed"));
+}

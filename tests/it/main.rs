@@ -14,6 +14,7 @@ mod note_writes;
 mod notes;
 mod oauth;
 mod properties;
+mod proposals;
 mod routes;
 mod sessions;
 mod soak;

@@ -45,21 +45,35 @@ fn sha256(text: &str) -> String {
 }
 
 #[tokio::test]
-async fn only_a_force_grant_is_offered_the_write_tools_and_a_narrowed_one_loses_them_at_once() {
+async fn a_grant_with_a_write_mode_is_offered_the_write_tools_and_a_narrowed_one_loses_them_at_once() {
     let server = TestServer::start().await;
-    for mode in [WriteMode::None, WriteMode::Propose] {
-        let (client, _) = writer(&server, &format!("reader-{}", mode.as_str()), mode).await;
-        let names = client.tool_names().await;
-        assert!(
-            WRITE_TOOLS.iter().all(|t| !names.contains(&t.to_string())),
-            "{mode:?}: {names:?}"
-        );
-        let refused = client
-            .refused("note_create", json!({"path": "x.md", "content": "x"}))
-            .await;
-        assert!(!refused.is_empty());
-        assert!(!server.root().join("notes/x.md").exists(), "{mode:?}");
-    }
+    let (client, _) = writer(&server, "reader-none", WriteMode::None).await;
+    let names = client.tool_names().await;
+    assert!(
+        WRITE_TOOLS
+            .iter()
+            .chain(&["my_proposals"])
+            .all(|t| !names.contains(&t.to_string())),
+        "{names:?}"
+    );
+    let refused = client
+        .refused("note_create", json!({"path": "x.md", "content": "x"}))
+        .await;
+    assert!(!refused.is_empty());
+    assert!(!server.root().join("notes/x.md").exists());
+    // Propose mode is offered the same tools; its note_create stages a proposal and writes nothing.
+    let (client, _) = writer(&server, "reader-propose", WriteMode::Propose).await;
+    let names = client.tool_names().await;
+    assert!(
+        WRITE_TOOLS
+            .iter()
+            .chain(&["my_proposals"])
+            .all(|t| names.contains(&t.to_string())),
+        "{names:?}"
+    );
+    let proposed = client.ok("note_create", json!({"path": "x.md", "content": "x"})).await;
+    assert_eq!(proposed["status"], "proposed");
+    assert!(!server.root().join("notes/x.md").exists());
     let (client, id) = writer(&server, "writer", WriteMode::Force).await;
     let names = client.tool_names().await;
     assert!(WRITE_TOOLS.iter().all(|t| names.contains(&t.to_string())), "{names:?}");

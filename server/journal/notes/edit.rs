@@ -323,7 +323,8 @@ fn plain_safe(text: &str) -> bool {
 }
 
 /// Where a section edit applies.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Place {
     /// A substring of the body that occurs exactly once.
     Anchor(String),
@@ -332,7 +333,8 @@ pub enum Place {
 }
 
 /// What a section edit does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SectionOp {
     Replace,
     InsertBefore,

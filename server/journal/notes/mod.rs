@@ -10,12 +10,16 @@
 //! is `base_query`'s language and `filters` the inline filters of `search`.
 
 pub mod access;
+pub mod changes;
+pub mod diff;
 pub mod edit;
 pub mod filters;
 mod flat;
+pub mod history;
 pub mod markdown;
 pub mod note;
 pub mod ops;
+pub mod proposals;
 pub mod query;
 pub mod rowset;
 pub mod rules;

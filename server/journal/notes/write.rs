@@ -21,8 +21,9 @@ use super::ops::{self, Target};
 use super::rules;
 use crate::fsio;
 
-/// One change an agent asks for.
-#[derive(Debug, Clone, PartialEq)]
+/// One change an agent asks for. Stored with a proposal (as JSON) until the owner accepts it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Change {
     /// A new note with this whole text (frontmatter allowed).
     Create {
@@ -48,8 +49,8 @@ pub enum Change {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {
     pub path: String,
-    /// SHA-256 of the new file.
-    pub hash: String,
+    /// SHA-256 of the new file (None: the note was removed).
+    pub hash: Option<String>,
     /// The file's bytes before the change (None: the note is new), for the note's history.
     pub previous: Option<Vec<u8>>,
 }
@@ -85,6 +86,40 @@ pub enum WriteError {
     Io(String),
 }
 
+/// A checked change, not made yet: what the note is now and what it will be. `commit` makes it;
+/// between the two the caller keeps the previous version (the note's history) or only shows the
+/// change (a proposal's diff).
+#[derive(Debug)]
+pub struct Plan {
+    /// The note's path from the top of the vault.
+    pub path: String,
+    file: PathBuf,
+    /// The file's bytes now (None: no note there yet).
+    pub before: Option<Vec<u8>>,
+    /// The note's whole new text (None: the note is removed).
+    pub after: Option<String>,
+    /// The permissions the note has now, which the new file keeps.
+    permissions: Option<fs::Permissions>,
+}
+
+impl Plan {
+    /// SHA-256 of the file now (None: no note there yet).
+    pub fn before_hash(&self) -> Option<String> {
+        self.before.as_deref().map(hash_hex)
+    }
+
+    /// SHA-256 of the new file (None: the note is removed).
+    pub fn after_hash(&self) -> Option<String> {
+        self.after.as_deref().map(|a| hash_hex(a.as_bytes()))
+    }
+
+    /// The unified diff of the change.
+    pub fn diff(&self) -> String {
+        let before = self.before.as_deref().map(String::from_utf8_lossy);
+        super::diff::unified(&self.path, before.as_deref(), self.after.as_deref())
+    }
+}
+
 /// Applies `change` to the note at `path` (already a normalized note path) in the vault at `root`.
 pub fn apply(
     root: &Path,
@@ -93,13 +128,123 @@ pub fn apply(
     change: &Change,
     expected_hash: Option<&str>,
 ) -> Result<Written, WriteError> {
+    commit(plan(root, reader, path, change, expected_hash)?)
+}
+
+/// Checks `change` against every rule and works out the new text, changing nothing.
+pub fn plan(
+    root: &Path,
+    reader: &Reader,
+    path: &str,
+    change: &Change,
+    expected_hash: Option<&str>,
+) -> Result<Plan, WriteError> {
     match change {
-        Change::Create { content } => create(root, reader, path, content),
-        _ => update(root, reader, path, change, expected_hash),
+        Change::Create { content } => plan_create(root, reader, path, content),
+        _ => plan_update(root, reader, path, change, expected_hash),
     }
 }
 
-fn create(root: &Path, reader: &Reader, path: &str, content: &str) -> Result<Written, WriteError> {
+/// The owner's restore of a note to `bytes` (None: no note), over whatever is at `path` now (when
+/// given, only if its hash is `expected_hash`). The owner may change any note: no access rule
+/// applies, only that the path is a note's, inside the vault.
+pub fn plan_restore(
+    root: &Path,
+    path: &str,
+    bytes: Option<Vec<u8>>,
+    expected_hash: Option<&str>,
+) -> Result<Plan, WriteError> {
+    let missing = || missing(path);
+    if !rules::is_note_path(path) || rules::quarantined(path) {
+        return Err(missing());
+    }
+    let file = within(root, path).ok_or_else(missing)?;
+    let (before, permissions) = match fs::symlink_metadata(&file) {
+        Ok(meta) if meta.is_file() => (
+            Some(fs::read(&file).map_err(|e| WriteError::Io(e.to_string()))?),
+            Some(meta.permissions()),
+        ),
+        Ok(_) => return Err(WriteError::NotCreatable(path.to_string())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => (None, None),
+        Err(e) => return Err(WriteError::Io(e.to_string())),
+    };
+    let current = before.as_deref().map(hash_hex);
+    if let Some(expected) = expected_hash
+        && current.as_deref() != Some(expected)
+    {
+        return Err(WriteError::Conflict {
+            current: current.unwrap_or_else(|| "(no note)".into()),
+        });
+    }
+    let after = match bytes {
+        Some(bytes) => {
+            Some(String::from_utf8(bytes).map_err(|_| WriteError::Refused("the kept version is not text".into()))?)
+        }
+        None => None,
+    };
+    Ok(Plan {
+        path: path.to_string(),
+        file,
+        before,
+        after,
+        permissions,
+    })
+}
+
+/// Makes a planned change, unless the note changed since it was planned.
+pub fn commit(plan: Plan) -> Result<Written, WriteError> {
+    let hash = plan.after_hash();
+    let Some(before) = &plan.before else {
+        let Some(after) = &plan.after else {
+            return Ok(Written {
+                path: plan.path,
+                hash: None,
+                previous: None,
+            });
+        };
+        return match fsio::create_new_atomic(&plan.file, after.as_bytes()) {
+            Ok(()) => Ok(Written {
+                path: plan.path,
+                hash,
+                previous: None,
+            }),
+            // Created meanwhile, by the owner or another agent: as if it had been there.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(WriteError::NotCreatable(plan.path)),
+            Err(e) => Err(WriteError::Io(e.to_string())),
+        };
+    };
+    // The owner may have saved since the plan: compare once more just before replacing, so that a
+    // save is never overwritten unseen (the window left is the rename itself).
+    let now = fs::read(&plan.file).map_err(|_| missing(&plan.path))?;
+    if now != *before {
+        return Err(WriteError::Conflict {
+            current: hash_hex(&now),
+        });
+    }
+    let Some(after) = &plan.after else {
+        fsio::remove_durable(&plan.file).map_err(|e| WriteError::Io(e.to_string()))?;
+        return Ok(Written {
+            path: plan.path,
+            hash: None,
+            previous: Some(now),
+        });
+    };
+    fsio::write_atomic(&plan.file, after.as_bytes()).map_err(|e| WriteError::Io(e.to_string()))?;
+    // The new file is made owner-only; the note keeps the permissions the owner gave it (a crash
+    // before this leaves it owner-only, never more open).
+    if let Some(permissions) = plan.permissions
+        && let Err(error) = fs::set_permissions(&plan.file, permissions)
+    {
+        tracing::warn!(%error, path = plan.path, "a changed note kept owner-only permissions");
+    }
+    Ok(Written {
+        path: plan.path,
+        hash,
+        previous: Some(now),
+    })
+}
+
+fn plan_create(root: &Path, reader: &Reader, path: &str, content: &str) -> Result<Plan, WriteError> {
     let refused = || WriteError::NotCreatable(path.to_string());
     if !rules::is_note_path(path) || rules::quarantined(path) {
         return Err(refused());
@@ -114,25 +259,22 @@ fn create(root: &Path, reader: &Reader, path: &str, content: &str) -> Result<Wri
     }
     let text = edit::create(content)?;
     check_result(path, &text, reader)?;
-    match fsio::create_new_atomic(&file, text.as_bytes()) {
-        Ok(()) => Ok(Written {
-            path: path.to_string(),
-            hash: hash_hex(text.as_bytes()),
-            previous: None,
-        }),
-        // Created meanwhile, by the owner or another agent: as if it had been there.
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(refused()),
-        Err(e) => Err(WriteError::Io(e.to_string())),
-    }
+    Ok(Plan {
+        path: path.to_string(),
+        file,
+        before: None,
+        after: Some(text),
+        permissions: None,
+    })
 }
 
-fn update(
+fn plan_update(
     root: &Path,
     reader: &Reader,
     path: &str,
     change: &Change,
     expected_hash: Option<&str>,
-) -> Result<Written, WriteError> {
+) -> Result<Plan, WriteError> {
     let missing = || missing(path);
     if !rules::is_note_path(path) || rules::quarantined(path) {
         return Err(missing());
@@ -145,32 +287,21 @@ fn update(
         Sight::ReadOnly => return Err(WriteError::ReadOnly(path.to_string())),
         Sight::Open => {}
     }
-    let hash = hash_hex(&bytes);
-    if let Some(expected) = expected_hash
-        && expected != hash
-    {
-        return Err(WriteError::Conflict { current: hash });
+    if let Some(expected) = expected_hash {
+        let hash = hash_hex(&bytes);
+        if expected != hash {
+            return Err(WriteError::Conflict { current: hash });
+        }
     }
-    let text = String::from_utf8(bytes).map_err(|_| missing())?;
-    let new = changed(&text, change)?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| missing())?;
+    let new = changed(text, change)?;
     check_result(path, &new, reader)?;
-    // The owner may have saved since the read above: compare once more just before replacing, so
-    // that a save is never overwritten unseen (the window left is the rename itself).
-    let now = fs::read(&file).map_err(|_| missing())?;
-    let now_hash = hash_hex(&now);
-    if now_hash != hash {
-        return Err(WriteError::Conflict { current: now_hash });
-    }
-    fsio::write_atomic(&file, new.as_bytes()).map_err(|e| WriteError::Io(e.to_string()))?;
-    // The new file is made owner-only; the note keeps the permissions the owner gave it (a crash
-    // before this leaves it owner-only, never more open).
-    if let Err(error) = fs::set_permissions(&file, meta.permissions()) {
-        tracing::warn!(%error, path, "a changed note kept owner-only permissions");
-    }
-    Ok(Written {
+    Ok(Plan {
         path: path.to_string(),
-        hash: hash_hex(new.as_bytes()),
-        previous: Some(text.into_bytes()),
+        file,
+        before: Some(bytes),
+        after: Some(new),
+        permissions: Some(meta.permissions()),
     })
 }
 
@@ -296,7 +427,7 @@ mod tests {
         let dir = vault(&[("Inbox.md", "old")]);
         let made = apply(dir.path(), &whole(), "Projects/new/a.md", &create_change("# A\n"), None).unwrap();
         assert_eq!(read(&dir, "Projects/new/a.md"), "# A\n");
-        assert_eq!(made.hash, hash_hex(b"# A\n"));
+        assert_eq!(made.hash, Some(hash_hex(b"# A\n")));
         assert_eq!(made.previous, None);
         let again = apply(dir.path(), &whole(), "Inbox.md", &create_change("new"), None).unwrap_err();
         assert_eq!(again, WriteError::Exists("Inbox.md".into()));
@@ -376,7 +507,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(written.previous.as_deref(), Some(&b"one"[..]));
-        assert_eq!(written.hash, hash_hex(b"one\ntwo"));
+        assert_eq!(written.hash, Some(hash_hex(b"one\ntwo")));
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod get_transcript;
 pub mod list_entities;
 pub mod list_facets;
 pub mod list_transcripts;
+pub mod my_proposals;
 pub mod note_append;
 pub mod note_change;
 pub mod note_create;
@@ -49,8 +50,7 @@ pub enum Need {
     /// Any of the readable categories.
     AnyRead,
     Category(Category),
-    /// The category and a write mode that applies changes. Proposals (`propose`) are not offered
-    /// these tools until the owner's review of them exists.
+    /// The category and a write mode (`propose` stages changes for the owner, `force` makes them).
     Write(Category),
 }
 
@@ -69,7 +69,7 @@ pub struct ToolDef {
 }
 
 /// Every tool, in the order `tools/list` shows them.
-pub const ALL: [&ToolDef; 19] = [
+pub const ALL: [&ToolDef; 20] = [
     &save_memory::DEF,
     &recall_memory::DEF,
     &list_facets::DEF,
@@ -87,6 +87,7 @@ pub const ALL: [&ToolDef; 19] = [
     &note_append::DEF,
     &note_edit_section::DEF,
     &note_set_properties::DEF,
+    &my_proposals::DEF,
     &skills_list::DEF,
     &skill_read::DEF,
 ];
@@ -155,7 +156,7 @@ impl ToolDef {
 
     /// Whether this tool changes the owner's content (its calls are audited as changes).
     pub fn writes(&self) -> bool {
-        matches!(self.needs, Need::Write(_))
+        matches!(self.needs, Need::Write(_)) && !self.read_only
     }
 
     /// Whether a grant offers this tool.
@@ -164,7 +165,7 @@ impl ToolDef {
             Need::Nothing => true,
             Need::AnyRead => !searchable(connection).is_empty(),
             Need::Category(category) => connection.grant.has(category),
-            Need::Write(category) => connection.grant.has(category) && connection.grant.write_mode == WriteMode::Force,
+            Need::Write(category) => connection.grant.has(category) && connection.grant.write_mode != WriteMode::None,
         }
     }
 
@@ -232,11 +233,12 @@ pub async fn call(name: &str, arguments: Value, context: &ToolContext<'_>) -> Re
         "notes_list" => notes_list::run(context, parse(arguments)?).await,
         "note_read" => note_read::run(context, parse(arguments)?).await,
         "base_query" => base_query::run(context, parse(arguments)?).await,
-        "note_create" => note_create::run(context, parse(arguments)?).await,
-        "note_write" => note_write::run(context, parse(arguments)?).await,
-        "note_append" => note_append::run(context, parse(arguments)?).await,
-        "note_edit_section" => note_edit_section::run(context, parse(arguments)?).await,
-        "note_set_properties" => note_set_properties::run(context, parse(arguments)?).await,
+        "note_create" => note_create::run(context, parse(arguments.clone())?, arguments).await,
+        "note_write" => note_write::run(context, parse(arguments.clone())?, arguments).await,
+        "note_append" => note_append::run(context, parse(arguments.clone())?, arguments).await,
+        "note_edit_section" => note_edit_section::run(context, parse(arguments.clone())?, arguments).await,
+        "note_set_properties" => note_set_properties::run(context, parse(arguments.clone())?, arguments).await,
+        "my_proposals" => my_proposals::run(context, parse(arguments)?).await,
         "skills_list" => skills_list::run(context, parse(arguments)?).await,
         "skill_read" => skill_read::run(context, parse(arguments)?).await,
         other => Err(ToolError::Invalid(format!("there is no tool named {other}"))),

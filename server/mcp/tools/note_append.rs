@@ -38,10 +38,10 @@ pub struct Args {
     pub ensure_newline: bool,
 }
 
-pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, ToolError> {
+pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) -> Result<ToolOutput, ToolError> {
     let change = Change::Append {
         text: args.text,
         ensure_newline: args.ensure_newline,
     };
-    note_change::apply(context, args.path, change, None).await
+    note_change::apply(context, DEF.name, raw, args.path, change, None).await
 }

@@ -1,65 +1,95 @@
-//! What the note write tools share: applying one `notes::write::Change` for the calling connection
-//! (off the async threads), bringing the catalog, index and note set up to date so that the next
-//! read, list or search sees the change, and the one result shape every write answers with.
+//! What the note write tools share: one `notes::write::Change` asked for by the calling connection,
+//! made now (force mode) or staged as a proposal for the owner (propose mode) through the one gate
+//! (`notes::changes`), and the one result shape every write answers with.
 
 use schemars::JsonSchema;
 use serde::Serialize;
+use serde_json::Value;
 
 use super::args::{ExpectedHash, NotePath};
 use super::{ToolContext, ToolError, ToolOutput};
-use crate::journal::notes::write::{self, Change, WriteError};
+use crate::auth::WriteMode;
+use crate::journal::notes::changes::{self, ChangeError, Request};
+use crate::journal::notes::history::Author;
+use crate::journal::notes::write::{Change, WriteError};
 
 /// What a note write answers.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Output {
-    /// "written": the change is in the note.
+    /// "written": the change is in the note. "proposed": nothing changed yet; the owner reviews the
+    /// change (my_proposals tells the outcome).
     pub status: String,
     /// The note's path from the top of the notes folder.
     pub path: String,
-    /// SHA-256 of the note's file now (hex): the expected_hash of a next change.
-    pub hash: String,
+    /// SHA-256 of the note's file now (hex): the expected_hash of a next change. Absent when there
+    /// is no note there (a proposed new note).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hash: Option<String>,
+    /// The proposal's id, when proposed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposal_id: Option<i64>,
 }
 
-/// Applies `change` to the note at `path` as the calling connection, and answers the new hash.
+/// Asks for `change` to the note at `path` as the calling connection, by its write mode.
+/// `arguments` are the call's arguments as sent, kept with a proposal.
 pub async fn apply(
     context: &ToolContext<'_>,
+    tool: &str,
+    arguments: Value,
     path: NotePath,
     change: Change,
     expected_hash: Option<ExpectedHash>,
 ) -> Result<ToolOutput, ToolError> {
-    let reader = context.reader();
-    let root = context.journal.notes.root().to_path_buf();
-    let written = tokio::task::spawn_blocking(move || {
-        write::apply(
-            &root,
-            &reader,
-            path.as_str(),
-            &change,
-            expected_hash.as_ref().map(ExpectedHash::as_str),
-        )
-    })
-    .await
-    .map_err(|e| ToolError::Failed(e.to_string()))?
-    .map_err(refusal)?;
-    // The change is on disk (acknowledged from here on); the sync makes it visible to reads and
-    // searches. A failed sync is retried by the upkeep and does not undo the write.
-    if let Err(error) = context.journal.sync().await {
-        tracing::warn!(%error, path = %written.path, "a written note is not in the catalog yet; the upkeep retries");
-    }
-    ToolOutput::of(
-        &Output {
-            status: "written".into(),
-            path: written.path,
-            hash: written.hash,
-        },
-        false,
-    )
+    let connection = context.connection;
+    let request = Request {
+        author: Author::agent(&connection.id, &connection.label),
+        reader: context.reader(),
+        tool: tool.to_string(),
+        arguments,
+        path: path.into_string(),
+        change,
+        expected_hash: expected_hash.map(|h| h.as_str().to_string()),
+    };
+    let output = match connection.grant.write_mode {
+        WriteMode::Force => {
+            let written = changes::apply(context.journal, &request).await.map_err(refusal)?;
+            Output {
+                status: "written".into(),
+                path: written.path,
+                hash: written.hash,
+                proposal_id: None,
+            }
+        }
+        WriteMode::Propose => {
+            let proposed = changes::propose(context.journal, &request).await.map_err(refusal)?;
+            Output {
+                status: "proposed".into(),
+                path: proposed.path,
+                hash: proposed.base_hash,
+                proposal_id: Some(proposed.id),
+            }
+        }
+        // Not offered; checked again here so that no path can write without a mode.
+        WriteMode::None => {
+            return Err(ToolError::Refused(
+                "this connection may not change notes; the owner can change that".into(),
+            ));
+        }
+    };
+    ToolOutput::of(&output, false)
 }
 
-fn refusal(error: WriteError) -> ToolError {
+fn refusal(error: ChangeError) -> ToolError {
     match error {
-        WriteError::Io(detail) => ToolError::Failed(detail),
-        WriteError::Edit(_) | WriteError::Refused(_) => ToolError::Invalid(error.to_string()),
-        other => ToolError::Refused(other.to_string()),
+        ChangeError::Write(WriteError::Io(detail)) => ToolError::Failed(detail),
+        ChangeError::Write(error @ (WriteError::Edit(_) | WriteError::Refused(_))) => {
+            ToolError::Invalid(error.to_string())
+        }
+        ChangeError::Write(other) => ToolError::Refused(other.to_string()),
+        ChangeError::Store(error @ crate::journal::notes::proposals::StoreError::TooMany) => {
+            ToolError::Refused(error.to_string())
+        }
+        ChangeError::Invalid(message) => ToolError::Invalid(message),
+        other => ToolError::Failed(other.to_string()),
     }
 }

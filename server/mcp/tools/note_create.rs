@@ -32,7 +32,7 @@ pub struct Args {
     pub content: String,
 }
 
-pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, ToolError> {
+pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) -> Result<ToolOutput, ToolError> {
     let change = Change::Create { content: args.content };
-    note_change::apply(context, args.path, change, None).await
+    note_change::apply(context, DEF.name, raw, args.path, change, None).await
 }

@@ -52,7 +52,7 @@ pub struct Args {
     pub expected_hash: Option<ExpectedHash>,
 }
 
-pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, ToolError> {
+pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) -> Result<ToolOutput, ToolError> {
     let place = match (args.anchor, args.heading) {
         (Some(anchor), None) => {
             check_len("anchor", &anchor, 64 * 1024)?;
@@ -75,5 +75,5 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         op,
         content: args.content,
     };
-    note_change::apply(context, args.path, change, args.expected_hash).await
+    note_change::apply(context, DEF.name, raw, args.path, change, args.expected_hash).await
 }

@@ -33,7 +33,7 @@ pub struct Args {
     pub properties: Map<String, Value>,
 }
 
-pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, ToolError> {
+pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) -> Result<ToolOutput, ToolError> {
     if args.properties.is_empty() {
         return Err(ToolError::Invalid("properties is empty: give at least one key".into()));
     }
@@ -41,5 +41,5 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         body: None,
         patch: Some(args.properties),
     };
-    note_change::apply(context, args.path, change, None).await
+    note_change::apply(context, DEF.name, raw, args.path, change, None).await
 }

@@ -38,7 +38,7 @@ pub struct Args {
     pub expected_hash: Option<ExpectedHash>,
 }
 
-pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, ToolError> {
+pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) -> Result<ToolOutput, ToolError> {
     if args.body.is_none() && args.frontmatter_patch.is_none() {
         return Err(ToolError::Invalid("give body, frontmatter_patch or both".into()));
     }
@@ -46,5 +46,5 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         body: args.body,
         patch: args.frontmatter_patch,
     };
-    note_change::apply(context, args.path, change, args.expected_hash).await
+    note_change::apply(context, DEF.name, raw, args.path, change, args.expected_hash).await
 }

@@ -1,0 +1,159 @@
+//! `journal proposals ...`: the owner's review, in the terminal, of the changes agents in propose
+//! mode asked for: list them, show one's diff, accept or reject it.
+
+use std::sync::Arc;
+
+use anyhow::bail;
+use clap::Subcommand;
+
+use crate::auth::connections;
+use crate::journal::Journal;
+use crate::journal::day::format_timestamp;
+use crate::journal::notes::changes::{self, ChangeError};
+use crate::journal::notes::proposals::{self, Filter, Proposal, Status};
+
+#[derive(Debug, Subcommand)]
+pub enum ProposalsCommand {
+    /// The proposals that wait for your review (with --status, those in another state), newest first.
+    List {
+        /// pending (the default), accepted, rejected or all.
+        #[arg(long, default_value = "pending")]
+        status: String,
+        /// Only the proposals of the connection with this label.
+        #[arg(long, value_name = "LABEL")]
+        connection: Option<String>,
+    },
+    /// One proposal: who asked, the tool and its arguments, and the change as a unified diff.
+    Show { id: i64 },
+    /// Make the proposed change. Refused when the note changed since it was proposed, unless
+    /// --onto-current: then the change is made to the note as it is now (see `show` for that diff).
+    Accept {
+        id: i64,
+        #[arg(long)]
+        onto_current: bool,
+    },
+    /// Turn the proposal down; the agent sees the outcome and the reason with my_proposals.
+    Reject {
+        id: i64,
+        /// A word for the agent on why.
+        #[arg(long, default_value = "")]
+        reason: String,
+    },
+}
+
+pub async fn run(journal: &Arc<Journal>, command: ProposalsCommand) -> anyhow::Result<()> {
+    match command {
+        ProposalsCommand::List { status, connection } => list(journal, &status, connection.as_deref()).await,
+        ProposalsCommand::Show { id } => show(journal, id).await,
+        ProposalsCommand::Accept { id, onto_current } => accept(journal, id, onto_current).await,
+        ProposalsCommand::Reject { id, reason } => {
+            changes::reject(journal, id, &reason).await.map_err(review_error)?;
+            println!("rejected proposal {id}");
+            Ok(())
+        }
+    }
+}
+
+async fn list(journal: &Arc<Journal>, status: &str, label: Option<&str>) -> anyhow::Result<()> {
+    let status = match status {
+        "all" => None,
+        other => Some(Status::parse(other).ok_or_else(|| {
+            anyhow::anyhow!("--status {other} is not a state; use pending, accepted, rejected or all")
+        })?),
+    };
+    let listed = proposals::list(
+        &journal.db,
+        &Filter {
+            status,
+            limit: 1000,
+            ..Filter::default()
+        },
+    )
+    .await?;
+    let listed: Vec<&Proposal> = listed
+        .iter()
+        .filter(|p| label.is_none_or(|l| p.label.eq_ignore_ascii_case(l)))
+        .collect();
+    if listed.is_empty() {
+        println!(
+            "no proposals{}",
+            status.map_or(String::new(), |s| format!(" are {}", s.as_str()))
+        );
+        return Ok(());
+    }
+    for p in listed {
+        println!(
+            "{:>5}  {:<8}  {}  {}  {}  {}",
+            p.id,
+            p.status.as_str(),
+            format_timestamp(p.at),
+            p.label,
+            p.tool,
+            p.path
+        );
+    }
+    Ok(())
+}
+
+async fn show(journal: &Arc<Journal>, id: i64) -> anyhow::Result<()> {
+    let Some(p) = proposals::get(&journal.db, id).await? else {
+        bail!("there is no proposal {id}; `journal proposals list --status all` lists them");
+    };
+    println!(
+        "proposal {}: {} by {} at {}",
+        p.id,
+        p.status.as_str(),
+        p.label,
+        format_timestamp(p.at)
+    );
+    println!("{} {}", p.tool, p.arguments);
+    if !p.reason.is_empty() {
+        println!("reason: {}", p.reason);
+    }
+    print!("{}", p.diff);
+    if p.status != Status::Pending {
+        return Ok(());
+    }
+    let reader = connections::reader(&journal.db, &p.connection_id, &journal.facets()).await?;
+    let preview = changes::preview(journal, &p, reader).await.map_err(review_error)?;
+    if preview.stale {
+        println!("the note changed since this was proposed; made to the note as it is now, the change is:");
+        match preview.diff_now {
+            Ok(diff) => print!("{diff}"),
+            Err(why) => println!("(it cannot be made now: {why})"),
+        }
+        println!("accept it with --onto-current, or reject it");
+    }
+    Ok(())
+}
+
+async fn accept(journal: &Arc<Journal>, id: i64, onto_current: bool) -> anyhow::Result<()> {
+    let Some(p) = proposals::get(&journal.db, id).await? else {
+        bail!("there is no proposal {id}; `journal proposals list` lists those waiting");
+    };
+    let reader = connections::reader(&journal.db, &p.connection_id, &journal.facets()).await?;
+    let onto = if onto_current {
+        changes::preview(journal, &p, reader.clone())
+            .await
+            .map_err(review_error)?
+            .current_hash
+    } else {
+        None
+    };
+    let written = changes::accept(journal, id, reader, onto.as_deref())
+        .await
+        .map_err(review_error)?;
+    println!("accepted proposal {id}: {} changed", written.path);
+    Ok(())
+}
+
+/// A review refusal as one line that says what to do.
+fn review_error(error: ChangeError) -> anyhow::Error {
+    match error {
+        ChangeError::Stale { path, .. } => anyhow::anyhow!(
+            "the note {path} changed since this was proposed; see the change against it now with `journal proposals \
+             show`, then accept with --onto-current or reject"
+        ),
+        other => anyhow::anyhow!("{other}"),
+    }
+}

@@ -1,0 +1,333 @@
+//! The one gate every change to a note goes through, whoever makes it: an agent in force mode, an
+//! agent's proposal (staged, not made), the owner accepting a proposal, the owner undoing a change.
+//!
+//! A change is planned off the async threads (`write::plan`: every access rule, the expected hash,
+//! the new text), its previous version is recorded in the history (`history`), then the file is
+//! replaced (`write::commit`); a commit that fails forgets the version, so that the history and the
+//! files agree. Afterwards a quick sync makes the change visible to reads and searches.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::Reader;
+use super::history::{self, Author, ChangeRecord, NewVersion};
+use super::proposals::{self, NewProposal, Proposal, Status, StoreError};
+use super::write::{self, Change, Plan, WriteError, Written};
+use crate::journal::Journal;
+
+/// A change without an expected hash is planned again this many times when the note changes
+/// between its plan and its commit (another writer, or the owner saving).
+const ATTEMPTS: usize = 3;
+
+/// Why a change was not made (or not staged). Nothing changed in any case.
+#[derive(Debug, thiserror::Error)]
+pub enum ChangeError {
+    /// A rule of the write refused it; the text is for the agent (or the owner).
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// No proposal or version with that id.
+    #[error("{0}")]
+    NotFound(String),
+    /// A proposal that was already accepted or rejected.
+    #[error("proposal {id} was already {status}")]
+    Decided { id: i64, status: &'static str },
+    /// The note changed since the proposal (or since the owner looked): nothing applied blindly.
+    #[error(
+        "the note {path} changed since this was proposed (its hash is now {current}); review the change against the \
+         note as it is now and accept it onto the current note, or reject it"
+    )]
+    Stale { path: String, current: String },
+    #[error("{0}")]
+    Invalid(String),
+    #[error("the journal database: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("the change could not be made: {0}")]
+    Failed(String),
+}
+
+/// One change an agent asks for.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub author: Author,
+    pub reader: Reader,
+    /// The write tool, and its arguments as sent (kept with a proposal).
+    pub tool: String,
+    pub arguments: Value,
+    pub path: String,
+    pub change: Change,
+    pub expected_hash: Option<String>,
+}
+
+/// A staged proposal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proposed {
+    pub id: i64,
+    pub path: String,
+    /// The note's hash when proposed (None: a new note).
+    pub base_hash: Option<String>,
+}
+
+/// Makes an agent's change now (force mode), keeping the previous version.
+pub async fn apply(journal: &Arc<Journal>, request: &Request) -> Result<Written, ChangeError> {
+    let record = ChangeRecord {
+        author: request.author.clone(),
+        tool: request.tool.clone(),
+        proposal_id: None,
+        reverted: None,
+    };
+    make(journal, request, request.expected_hash.clone(), &record).await
+}
+
+/// Stages an agent's change as a proposal (propose mode): checked by every rule now, as if it were
+/// made, and nothing changed.
+pub async fn propose(journal: &Arc<Journal>, request: &Request) -> Result<Proposed, ChangeError> {
+    let plan = plan(journal, request, request.expected_hash.clone()).await?;
+    let Some(connection_id) = request.author.connection_id.clone() else {
+        return Err(ChangeError::Invalid("only an agent proposes changes".into()));
+    };
+    let change = serde_json::to_string(&request.change).map_err(|e| ChangeError::Failed(e.to_string()))?;
+    let base_hash = plan.before_hash();
+    let id = proposals::insert(
+        &journal.db,
+        &NewProposal {
+            connection_id,
+            label: request.author.label.clone(),
+            tool: request.tool.clone(),
+            arguments: request.arguments.to_string(),
+            change,
+            path: plan.path.clone(),
+            base_hash: base_hash.clone(),
+            diff: plan.diff(),
+        },
+    )
+    .await?;
+    Ok(Proposed {
+        id,
+        path: plan.path,
+        base_hash,
+    })
+}
+
+/// The change a proposal makes, worked out against the note as it is now.
+#[derive(Debug, Clone)]
+pub struct Preview {
+    /// The note's hash now (None: no note there).
+    pub current_hash: Option<String>,
+    /// Whether the note changed since the proposal.
+    pub stale: bool,
+    /// The diff against the note as it is now, or why the change cannot be made to it now.
+    pub diff_now: Result<String, String>,
+}
+
+/// Works out what accepting `proposal` would do now, for the owner's review. `reader` is the
+/// proposing connection as a reader today (None: it was removed).
+pub async fn preview(
+    journal: &Arc<Journal>,
+    proposal: &Proposal,
+    reader: Option<Reader>,
+) -> Result<Preview, ChangeError> {
+    let request = stored_request(proposal, reader)?;
+    let planned = plan(journal, &request, None).await;
+    let current_hash = match &planned {
+        Ok(plan) => plan.before_hash(),
+        Err(_) => current_hash(journal, &proposal.path).await,
+    };
+    Ok(Preview {
+        stale: current_hash != proposal.base_hash,
+        current_hash,
+        diff_now: planned.map(|p| p.diff()).map_err(|e| e.to_string()),
+    })
+}
+
+/// Accepts a pending proposal: makes its change, as its connection, by every rule of a write. The
+/// note must be as it was when proposed, or (with `onto`) as the owner last saw it in the review.
+pub async fn accept(
+    journal: &Arc<Journal>,
+    id: i64,
+    reader: Option<Reader>,
+    onto: Option<&str>,
+) -> Result<Written, ChangeError> {
+    let _review = REVIEW.lock().await;
+    let proposal = pending(journal, id).await?;
+    let request = stored_request(&proposal, reader)?;
+    let record = ChangeRecord {
+        author: request.author.clone(),
+        tool: request.tool.clone(),
+        proposal_id: Some(id),
+        reverted: None,
+    };
+    let expected = onto.map(str::to_string).or_else(|| proposal.base_hash.clone());
+    let written = match make(journal, &request, expected, &record).await {
+        Err(ChangeError::Write(WriteError::Conflict { current })) => {
+            return Err(ChangeError::Stale {
+                path: proposal.path,
+                current,
+            });
+        }
+        // A new note proposed where one is now: the same conflict.
+        Err(ChangeError::Write(WriteError::Exists(_) | WriteError::NotCreatable(_)))
+            if proposal.base_hash.is_none() =>
+        {
+            let current = current_hash(journal, &proposal.path).await.unwrap_or_default();
+            return Err(ChangeError::Stale {
+                path: proposal.path,
+                current,
+            });
+        }
+        other => other?,
+    };
+    proposals::decide(&journal.db, id, Status::Accepted, "", written.hash.as_deref()).await?;
+    Ok(written)
+}
+
+/// Rejects a pending proposal, with the owner's words for the agent (may be empty).
+pub async fn reject(journal: &Arc<Journal>, id: i64, reason: &str) -> Result<(), ChangeError> {
+    let _review = REVIEW.lock().await;
+    pending(journal, id).await?;
+    if reason.chars().count() > 1000 {
+        return Err(ChangeError::Invalid(
+            "the reason is too long: at most 1000 characters".into(),
+        ));
+    }
+    proposals::decide(&journal.db, id, Status::Rejected, reason.trim(), None).await?;
+    Ok(())
+}
+
+/// The owner's undo of a version: the note goes back to what it was before that change (a note the
+/// change created is removed). Made over whatever the note holds now (when `expected_hash` is
+/// given, only if it still holds that), and itself kept in the history, so an undo can be undone.
+pub async fn revert(
+    journal: &Arc<Journal>,
+    version_id: i64,
+    expected_hash: Option<&str>,
+) -> Result<Written, ChangeError> {
+    let _review = REVIEW.lock().await;
+    let (version, before) = history::get(&journal.db, version_id)
+        .await?
+        .ok_or_else(|| ChangeError::NotFound(format!("there is no version {version_id} in the notes' history")))?;
+    let root = journal.notes.root().to_path_buf();
+    let path = version.path.clone();
+    let expected = expected_hash.map(str::to_string);
+    let plan = blocking(move || write::plan_restore(&root, &path, before, expected.as_deref())).await?;
+    let record = ChangeRecord {
+        author: Author::owner(),
+        tool: "revert".into(),
+        proposal_id: None,
+        reverted: Some(version_id),
+    };
+    commit_recorded(journal, plan, &record).await
+}
+
+/// One review at a time in this process: two windows accepting the same proposal apply it once.
+static REVIEW: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+async fn pending(journal: &Arc<Journal>, id: i64) -> Result<Proposal, ChangeError> {
+    let proposal = proposals::get(&journal.db, id)
+        .await?
+        .ok_or_else(|| ChangeError::NotFound(format!("there is no proposal {id}")))?;
+    if proposal.status != Status::Pending {
+        return Err(ChangeError::Decided {
+            id,
+            status: proposal.status.as_str(),
+        });
+    }
+    Ok(proposal)
+}
+
+/// The request a stored proposal makes, as its connection today.
+fn stored_request(proposal: &Proposal, reader: Option<Reader>) -> Result<Request, ChangeError> {
+    let reader = reader.ok_or_else(|| {
+        ChangeError::Invalid(format!(
+            "the connection \"{}\" that proposed this was removed; reject it, or make the change yourself",
+            proposal.label
+        ))
+    })?;
+    let change: Change = serde_json::from_str(&proposal.change)
+        .map_err(|e| ChangeError::Failed(format!("proposal {} cannot be read: {e}", proposal.id)))?;
+    Ok(Request {
+        author: Author::agent(&proposal.connection_id, &proposal.label),
+        reader,
+        tool: proposal.tool.clone(),
+        arguments: serde_json::from_str(&proposal.arguments).unwrap_or(Value::Null),
+        path: proposal.path.clone(),
+        change,
+        expected_hash: proposal.base_hash.clone(),
+    })
+}
+
+/// Plans, records and commits a change; without an expected hash, a note that changed between
+/// plan and commit is planned again.
+async fn make(
+    journal: &Arc<Journal>,
+    request: &Request,
+    expected_hash: Option<String>,
+    record: &ChangeRecord,
+) -> Result<Written, ChangeError> {
+    let mut attempt = 1;
+    loop {
+        let plan = plan(journal, request, expected_hash.clone()).await?;
+        match commit_recorded(journal, plan, record).await {
+            Err(ChangeError::Write(WriteError::Conflict { .. })) if expected_hash.is_none() && attempt < ATTEMPTS => {
+                attempt += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
+async fn plan(journal: &Arc<Journal>, request: &Request, expected_hash: Option<String>) -> Result<Plan, ChangeError> {
+    let root = journal.notes.root().to_path_buf();
+    let (reader, path, change) = (request.reader.clone(), request.path.clone(), request.change.clone());
+    blocking(move || write::plan(&root, &reader, &path, &change, expected_hash.as_deref())).await
+}
+
+/// Records the version a plan replaces, commits it (forgetting the version if that fails), then
+/// syncs the catalog and keeps the history within its bounds.
+async fn commit_recorded(journal: &Arc<Journal>, plan: Plan, record: &ChangeRecord) -> Result<Written, ChangeError> {
+    let version = NewVersion {
+        path: plan.path.clone(),
+        new_path: plan.after.as_ref().map(|_| plan.path.clone()),
+        before: plan.before.clone(),
+        before_hash: plan.before_hash(),
+        after_hash: plan.after_hash(),
+    };
+    let change_id = history::record(&journal.db, record, &[version]).await?;
+    let written = match blocking(move || write::commit(plan)).await {
+        Ok(written) => written,
+        Err(error) => {
+            if let Err(forget) = history::forget(&journal.db, change_id).await {
+                tracing::warn!(error = %forget, change_id, "a change that was not made stays in the history");
+            }
+            return Err(error);
+        }
+    };
+    // The change is on disk (acknowledged from here on); the sync makes it visible to reads and
+    // searches. A failed sync is retried by the upkeep and does not undo the change.
+    if let Err(error) = journal.sync().await {
+        tracing::warn!(%error, path = %written.path, "a changed note is not in the catalog yet; the upkeep retries");
+    }
+    if let Err(error) = history::prune(&journal.db, crate::clock::unix_now()).await {
+        tracing::warn!(%error, "the notes' history could not be pruned; it is tried again with the next change");
+    }
+    Ok(written)
+}
+
+async fn current_hash(journal: &Arc<Journal>, path: &str) -> Option<String> {
+    let file = journal.notes.root().join(path);
+    tokio::task::spawn_blocking(move || std::fs::read(file).ok().map(|b| super::note::hash_hex(&b)))
+        .await
+        .ok()
+        .flatten()
+}
+
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, WriteError> + Send + 'static,
+) -> Result<T, ChangeError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ChangeError::Failed(e.to_string()))?
+        .map_err(ChangeError::Write)
+}

@@ -1,0 +1,319 @@
+//! The notes' history (`note_changes`, `note_versions` in `journal.db`): every change an agent made
+//! to notes and every undo of the owner, with each touched note's file as it was before, so that any
+//! agent change can be seen and undone.
+//!
+//! A version is recorded before the change reaches the file and forgotten if it then fails, so that
+//! no change is ever on disk without the version that undoes it. Versions are kept for
+//! `KEEP_DAYS` days, and the oldest go first once the kept files exceed `KEEP_BYTES`.
+
+use sqlx::Row;
+
+use crate::db::{self, Pool};
+
+/// How long versions are kept.
+pub const KEEP_DAYS: i64 = 90;
+/// How many bytes of previous files the history keeps at most; beyond it, the oldest go first.
+pub const KEEP_BYTES: i64 = 512 * 1024 * 1024;
+
+/// Who made a change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Author {
+    /// `agent:<slug of the label>`, or `owner`.
+    pub actor: String,
+    /// The agent's connection (None: the owner).
+    pub connection_id: Option<String>,
+    /// The connection's label (empty for the owner).
+    pub label: String,
+}
+
+impl Author {
+    pub fn agent(connection_id: &str, label: &str) -> Author {
+        Author {
+            actor: format!("agent:{}", super::access::slug(label)),
+            connection_id: Some(connection_id.to_string()),
+            label: label.to_string(),
+        }
+    }
+
+    pub fn owner() -> Author {
+        Author {
+            actor: "owner".into(),
+            connection_id: None,
+            label: String::new(),
+        }
+    }
+}
+
+/// What a change is, beyond its versions.
+#[derive(Debug, Clone)]
+pub struct ChangeRecord {
+    pub author: Author,
+    /// The write tool, or `revert`.
+    pub tool: String,
+    /// The accepted proposal the change applied.
+    pub proposal_id: Option<i64>,
+    /// The version an undo restored.
+    pub reverted: Option<i64>,
+}
+
+/// One note's part in a change: where it was and what it held, where it is after.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewVersion {
+    pub path: String,
+    /// None: the change deleted the note.
+    pub new_path: Option<String>,
+    /// None: the change created the note.
+    pub before: Option<Vec<u8>>,
+    pub before_hash: Option<String>,
+    /// None: the change deleted the note.
+    pub after_hash: Option<String>,
+}
+
+/// A version as the history lists it (without the file it keeps).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Version {
+    pub id: i64,
+    pub change_id: i64,
+    pub at: i64,
+    pub actor: String,
+    pub label: String,
+    pub tool: String,
+    pub proposal_id: Option<i64>,
+    pub reverted: Option<i64>,
+    pub path: String,
+    pub new_path: Option<String>,
+    pub before_hash: Option<String>,
+    pub after_hash: Option<String>,
+    /// Bytes of the file kept.
+    pub size: i64,
+}
+
+/// Records a change and its versions; answers the change's id.
+pub async fn record(pool: &Pool, change: &ChangeRecord, versions: &[NewVersion]) -> Result<i64, sqlx::Error> {
+    let mut tx = db::begin_write(pool).await?;
+    let change_id: i64 = sqlx::query_scalar(
+        "INSERT INTO note_changes (at, actor, connection_id, label, tool, proposal_id, reverted)
+         VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    )
+    .bind(crate::clock::unix_now())
+    .bind(&change.author.actor)
+    .bind(&change.author.connection_id)
+    .bind(&change.author.label)
+    .bind(&change.tool)
+    .bind(change.proposal_id)
+    .bind(change.reverted)
+    .fetch_one(&mut *tx)
+    .await?;
+    for version in versions {
+        sqlx::query(
+            "INSERT INTO note_versions (change_id, path, new_path, before, before_hash, after_hash, size)
+             VALUES (?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(change_id)
+        .bind(&version.path)
+        .bind(&version.new_path)
+        .bind(&version.before)
+        .bind(&version.before_hash)
+        .bind(&version.after_hash)
+        .bind(version.before.as_ref().map_or(0, |b| b.len() as i64))
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(change_id)
+}
+
+/// Forgets a change whose files were not changed after all.
+pub async fn forget(pool: &Pool, change_id: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM note_changes WHERE id = ?")
+        .bind(change_id)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+const VERSION_COLUMNS: &str = "v.id, v.change_id, c.at, c.actor, c.label, c.tool, c.proposal_id, c.reverted, \
+                               v.path, v.new_path, v.before_hash, v.after_hash, v.size";
+
+fn version_of(row: &sqlx::sqlite::SqliteRow) -> Version {
+    Version {
+        id: row.get(0),
+        change_id: row.get(1),
+        at: row.get(2),
+        actor: row.get(3),
+        label: row.get(4),
+        tool: row.get(5),
+        proposal_id: row.get(6),
+        reverted: row.get(7),
+        path: row.get(8),
+        new_path: row.get(9),
+        before_hash: row.get(10),
+        after_hash: row.get(11),
+        size: row.get(12),
+    }
+}
+
+/// The versions of the note at `path` (as it was or became), newest first.
+pub async fn of_path(pool: &Pool, path: &str, limit: i64) -> Result<Vec<Version>, sqlx::Error> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {VERSION_COLUMNS} FROM note_versions v JOIN note_changes c ON c.id = v.change_id
+         WHERE v.path = ?1 OR v.new_path = ?1 ORDER BY v.id DESC LIMIT ?2"
+    )))
+    .bind(path)
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.iter().map(version_of).collect())
+}
+
+/// The most recent versions of any note, newest first.
+pub async fn recent(pool: &Pool, limit: i64) -> Result<Vec<Version>, sqlx::Error> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {VERSION_COLUMNS} FROM note_versions v JOIN note_changes c ON c.id = v.change_id
+         ORDER BY v.id DESC LIMIT ?"
+    )))
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.iter().map(version_of).collect())
+}
+
+/// One version and the file it keeps (None: the change created the note).
+pub async fn get(pool: &Pool, id: i64) -> Result<Option<(Version, Option<Vec<u8>>)>, sqlx::Error> {
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {VERSION_COLUMNS}, v.before FROM note_versions v JOIN note_changes c ON c.id = v.change_id
+         WHERE v.id = ?"
+    )))
+    .bind(id)
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(|row| (version_of(&row), row.get(13))))
+}
+
+/// Drops versions older than `KEEP_DAYS`, then the oldest while the kept files exceed
+/// `KEEP_BYTES`. Answers how many versions went.
+pub async fn prune(pool: &Pool, now: i64) -> Result<u64, sqlx::Error> {
+    let mut tx = db::begin_write(pool).await?;
+    let old = sqlx::query("DELETE FROM note_changes WHERE at < ?")
+        .bind(now - KEEP_DAYS * 86_400)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    let total: i64 = sqlx::query_scalar("SELECT coalesce(sum(size), 0) FROM note_versions")
+        .fetch_one(&mut *tx)
+        .await?;
+    let mut dropped = 0;
+    if total > KEEP_BYTES {
+        // The newest changes whose sizes add up to the limit stay (the newest always does); every
+        // older one goes.
+        let keep_from: Option<i64> = sqlx::query_scalar(
+            "SELECT coalesce(
+               (SELECT min(change_id) FROM (
+                  SELECT change_id, sum(sum(size)) OVER (ORDER BY change_id DESC) AS running
+                  FROM note_versions GROUP BY change_id)
+                WHERE running <= ?1),
+               (SELECT max(id) FROM note_changes))",
+        )
+        .bind(KEEP_BYTES)
+        .fetch_one(&mut *tx)
+        .await?;
+        dropped = sqlx::query("DELETE FROM note_changes WHERE id < ?")
+            .bind(keep_from.unwrap_or(i64::MAX))
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+    }
+    tx.commit().await?;
+    Ok(old + dropped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn pool() -> (tempfile::TempDir, Pool) {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = db::open(&dir.path().join("journal.db")).await.unwrap();
+        (dir, pool)
+    }
+
+    fn change(tool: &str) -> ChangeRecord {
+        ChangeRecord {
+            author: Author::agent("c1", "Claude Code"),
+            tool: tool.into(),
+            proposal_id: None,
+            reverted: None,
+        }
+    }
+
+    fn version(path: &str, before: Option<&[u8]>) -> NewVersion {
+        NewVersion {
+            path: path.into(),
+            new_path: Some(path.into()),
+            before: before.map(<[u8]>::to_vec),
+            before_hash: before.map(crate::journal::notes::note::hash_hex),
+            after_hash: Some("after".into()),
+        }
+    }
+
+    #[tokio::test]
+    async fn records_lists_and_forgets() {
+        let (_dir, pool) = pool().await;
+        let first = record(&pool, &change("note_create"), &[version("a.md", None)])
+            .await
+            .unwrap();
+        let second = record(&pool, &change("note_append"), &[version("a.md", Some(b"one"))])
+            .await
+            .unwrap();
+        let listed = of_path(&pool, "a.md", 10).await.unwrap();
+        assert_eq!(listed.len(), 2);
+        assert_eq!(listed[0].change_id, second);
+        assert_eq!(listed[0].actor, "agent:claude-code");
+        assert_eq!(listed[0].size, 3);
+        let (kept, before) = get(&pool, listed[0].id).await.unwrap().unwrap();
+        assert_eq!(kept.tool, "note_append");
+        assert_eq!(before.as_deref(), Some(&b"one"[..]));
+        assert_eq!(get(&pool, listed[1].id).await.unwrap().unwrap().1, None);
+        forget(&pool, first).await.unwrap();
+        assert_eq!(of_path(&pool, "a.md", 10).await.unwrap().len(), 1);
+        assert!(of_path(&pool, "b.md", 10).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn prune_drops_old_versions_and_the_oldest_beyond_the_space_limit() {
+        let (_dir, pool) = pool().await;
+        let old = record(&pool, &change("note_write"), &[version("a.md", Some(b"x"))])
+            .await
+            .unwrap();
+        sqlx::query("UPDATE note_changes SET at = at - ? WHERE id = ?")
+            .bind((KEEP_DAYS + 1) * 86_400)
+            .bind(old)
+            .execute(&pool)
+            .await
+            .unwrap();
+        let kept = record(&pool, &change("note_write"), &[version("a.md", Some(b"y"))])
+            .await
+            .unwrap();
+        assert_eq!(prune(&pool, crate::clock::unix_now()).await.unwrap(), 1);
+        let left = of_path(&pool, "a.md", 10).await.unwrap();
+        assert_eq!(left.iter().map(|v| v.change_id).collect::<Vec<_>>(), vec![kept]);
+        // Beyond the space limit the oldest go, the newest stay.
+        sqlx::query("UPDATE note_versions SET size = ?")
+            .bind(KEEP_BYTES / 2 + 1)
+            .execute(&pool)
+            .await
+            .unwrap();
+        let newer = record(&pool, &change("note_write"), &[version("a.md", Some(b"z"))])
+            .await
+            .unwrap();
+        sqlx::query("UPDATE note_versions SET size = ? WHERE change_id = ?")
+            .bind(KEEP_BYTES / 2 + 1)
+            .bind(newer)
+            .execute(&pool)
+            .await
+            .unwrap();
+        assert_eq!(prune(&pool, crate::clock::unix_now()).await.unwrap(), 1);
+        let left = of_path(&pool, "a.md", 10).await.unwrap();
+        assert_eq!(left.iter().map(|v| v.change_id).collect::<Vec<_>>(), vec![newer]);
+    }
+}

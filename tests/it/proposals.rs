@@ -1,0 +1,376 @@
+//! Propose mode and the owner's review, and the history that undoes any agent change: a proposal
+//! changes nothing until accepted; accepting makes the change by every rule of a write and never
+//! over a note changed since (unless the owner accepts onto the current note); the agent learns
+//! each outcome; every agent change keeps the previous version, and the owner's undo is kept too.
+
+use serde_json::json;
+
+use crate::harness::{Client, TestServer};
+use journal::auth::{Category, WriteMode, connections};
+use journal::journal::demo_notes;
+use journal::journal::notes::changes::{self, ChangeError};
+use journal::journal::notes::history;
+use journal::journal::notes::proposals::{self, Status};
+use journal::journal::notes::write::WriteError;
+
+/// A key granted notes with `mode`; answers (client, connection id).
+async fn writer(server: &TestServer, label: &str, mode: WriteMode) -> (Client, String) {
+    let key = server.key(label, &["notes"], None).await;
+    let id = connections::find_key(&server.journal.db, label).await.unwrap().id;
+    let notes = [Category::Notes].into_iter().collect();
+    connections::set_grant(&server.journal.db, &id, &notes, None, mode)
+        .await
+        .unwrap();
+    (Client::connected(&server.url(), &key).await, id)
+}
+
+fn file(server: &TestServer, path: &str) -> String {
+    std::fs::read_to_string(server.root().join("notes").join(path)).unwrap()
+}
+
+fn put(server: &TestServer, path: &str, text: &str) {
+    std::fs::write(server.root().join("notes").join(path), text).unwrap();
+}
+
+fn sha256(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The proposing connection as the review sees it today.
+async fn reader(server: &TestServer, id: &str) -> Option<journal::journal::notes::Reader> {
+    connections::reader(&server.journal.db, id, &server.journal.facets())
+        .await
+        .unwrap()
+}
+
+async fn accept(server: &TestServer, connection: &str, proposal: &serde_json::Value) -> Result<String, ChangeError> {
+    let reader = reader(server, connection).await;
+    let id = proposal["proposal_id"].as_i64().unwrap();
+    changes::accept(&server.journal, id, reader, None)
+        .await
+        .map(|w| w.hash.unwrap_or_default())
+}
+
+#[tokio::test]
+async fn a_proposal_changes_nothing_until_accepted_and_the_agent_learns_each_outcome() {
+    let server = TestServer::start().await;
+    let (client, id) = writer(&server, "Proposer", WriteMode::Propose).await;
+    let inbox = file(&server, "Inbox.md");
+
+    let appended = client
+        .ok("note_append", json!({"path": "Inbox.md", "text": "- call the framer"}))
+        .await;
+    assert_eq!(appended["status"], "proposed");
+    assert_eq!(appended["hash"], sha256(&inbox), "the note's hash now, unchanged");
+    let created = client
+        .ok("note_create", json!({"path": "Ideas/kiln.md", "content": "# Kiln\n"}))
+        .await;
+    assert_eq!(created["status"], "proposed");
+    assert!(created.get("hash").is_none(), "no note there yet: {created}");
+    assert_eq!(file(&server, "Inbox.md"), inbox);
+    assert!(!server.root().join("notes/Ideas/kiln.md").exists());
+    let read = client.ok("note_read", json!({"path": "Inbox.md"})).await;
+    assert!(!read["content"].to_string().contains("framer"));
+
+    // The proposal keeps who, what, the note's hash then and the diff.
+    let stored = proposals::get(&server.journal.db, appended["proposal_id"].as_i64().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (stored.label.as_str(), stored.tool.as_str()),
+        ("Proposer", "note_append")
+    );
+    assert_eq!(stored.base_hash.as_deref(), Some(sha256(&inbox).as_str()));
+    assert!(
+        stored.diff.starts_with("--- a/Inbox.md\n+++ b/Inbox.md\n"),
+        "{}",
+        stored.diff
+    );
+    assert!(stored.diff.contains("+- call the framer"), "{}", stored.diff);
+    assert!(stored.arguments.contains("call the framer"));
+    assert_eq!(proposals::pending_count(&server.journal.db).await.unwrap(), 2);
+
+    let mine = client.ok("my_proposals", json!({"status": "pending"})).await;
+    assert_eq!(mine["proposals"].as_array().unwrap().len(), 2, "{mine}");
+    assert_eq!(
+        mine["proposals"][0]["proposal_id"], created["proposal_id"],
+        "newest first"
+    );
+
+    // Accepted: the change is made, as the agent, and kept in the history.
+    let hash = accept(&server, &id, &appended).await.unwrap();
+    assert!(file(&server, "Inbox.md").contains("- call the framer"));
+    assert_eq!(hash, sha256(&file(&server, "Inbox.md")));
+    let hits = client.ok("search", json!({"query": "framer"})).await;
+    assert!(hits["results"].to_string().contains("Inbox.md"), "{hits}");
+    let versions = history::of_path(&server.journal.db, "Inbox.md", 10).await.unwrap();
+    assert_eq!(versions.len(), 1);
+    assert_eq!(versions[0].proposal_id, appended["proposal_id"].as_i64());
+    assert_eq!(versions[0].actor, "agent:proposer");
+
+    // Rejected, with a reason for the agent: nothing is made.
+    let kiln = created["proposal_id"].as_i64().unwrap();
+    changes::reject(&server.journal, kiln, "not this week").await.unwrap();
+    assert!(!server.root().join("notes/Ideas/kiln.md").exists());
+    let decided = client.ok("my_proposals", json!({})).await;
+    let listed = decided["proposals"].as_array().unwrap();
+    assert_eq!(listed[0]["status"], "rejected");
+    assert_eq!(listed[0]["reason"], "not this week");
+    assert_eq!(listed[1]["status"], "accepted");
+    assert_eq!(listed[1]["hash"], hash);
+    let pending = client.ok("my_proposals", json!({"status": "pending"})).await;
+    assert!(pending["proposals"].as_array().unwrap().is_empty());
+    assert!(pending["note"].as_str().unwrap().contains("complete"));
+
+    // A decision is final.
+    assert!(matches!(
+        accept(&server, &id, &created).await,
+        Err(ChangeError::Decided { status: "rejected", .. })
+    ));
+    assert!(matches!(
+        changes::reject(&server.journal, appended["proposal_id"].as_i64().unwrap(), "").await,
+        Err(ChangeError::Decided { status: "accepted", .. })
+    ));
+    assert!(matches!(
+        changes::reject(&server.journal, 9999, "").await,
+        Err(ChangeError::NotFound(_))
+    ));
+}
+
+#[tokio::test]
+async fn my_proposals_pages_and_sees_only_the_callers_own() {
+    let server = TestServer::start().await;
+    let (one, _) = writer(&server, "One", WriteMode::Propose).await;
+    let (two, _) = writer(&server, "Two", WriteMode::Propose).await;
+    for n in 0..3 {
+        one.ok("note_append", json!({"path": "Inbox.md", "text": format!("one {n}")}))
+            .await;
+    }
+    two.ok("note_append", json!({"path": "Inbox.md", "text": "two"})).await;
+    let first = one.ok("my_proposals", json!({"limit": 2})).await;
+    assert_eq!(first["proposals"].as_array().unwrap().len(), 2);
+    let rest = one
+        .ok("my_proposals", json!({"limit": 2, "cursor": first["next_cursor"]}))
+        .await;
+    assert_eq!(rest["proposals"].as_array().unwrap().len(), 1);
+    assert!(rest.get("next_cursor").is_none());
+    let all = [
+        first["proposals"].as_array().unwrap().clone(),
+        rest["proposals"].as_array().unwrap().clone(),
+    ]
+    .concat();
+    assert!(
+        all.iter()
+            .all(|p| p["path"] == "Inbox.md" && p["tool"] == "note_append")
+    );
+    let ids: std::collections::HashSet<_> = all.iter().map(|p| p["proposal_id"].as_i64().unwrap()).collect();
+    assert_eq!(ids.len(), 3);
+    // Another's cursor, or one for another filter, is refused.
+    let refused = two
+        .refused("my_proposals", json!({"limit": 2, "cursor": first["next_cursor"]}))
+        .await;
+    assert!(refused.contains("cursor"), "{refused}");
+    let refused = one
+        .refused(
+            "my_proposals",
+            json!({"status": "accepted", "cursor": first["next_cursor"]}),
+        )
+        .await;
+    assert!(refused.contains("cursor"), "{refused}");
+    let refused = one.refused("my_proposals", json!({"status": "maybe"})).await;
+    assert!(refused.contains("invalid arguments"), "{refused}");
+}
+
+#[tokio::test]
+async fn a_proposal_is_never_applied_over_a_note_changed_since() {
+    let server = TestServer::start().await;
+    let (client, id) = writer(&server, "Proposer", WriteMode::Propose).await;
+    let proposed = client
+        .ok("note_append", json!({"path": "Inbox.md", "text": "- from the agent"}))
+        .await;
+    let owner = format!("{}- the owner saved this meanwhile\n", file(&server, "Inbox.md"));
+    put(&server, "Inbox.md", &owner);
+
+    let stale = accept(&server, &id, &proposed).await.unwrap_err();
+    assert!(matches!(stale, ChangeError::Stale { .. }), "{stale}");
+    assert_eq!(file(&server, "Inbox.md"), owner, "nothing applied blindly");
+    let pid = proposed["proposal_id"].as_i64().unwrap();
+    let stored = proposals::get(&server.journal.db, pid).await.unwrap().unwrap();
+    assert_eq!(stored.status, Status::Pending);
+
+    // The review shows the change against the note as it is now; accepting onto it keeps both.
+    let preview = changes::preview(&server.journal, &stored, reader(&server, &id).await)
+        .await
+        .unwrap();
+    assert!(preview.stale);
+    assert_eq!(preview.current_hash.as_deref(), Some(sha256(&owner).as_str()));
+    let diff = preview.diff_now.unwrap();
+    assert!(
+        diff.contains(" - the owner saved this meanwhile") && diff.contains("+- from the agent"),
+        "{diff}"
+    );
+    // Onto a hash the owner saw earlier than now: still refused.
+    let old = sha256("an older look");
+    assert!(matches!(
+        changes::accept(&server.journal, pid, reader(&server, &id).await, Some(&old)).await,
+        Err(ChangeError::Stale { .. })
+    ));
+    changes::accept(
+        &server.journal,
+        pid,
+        reader(&server, &id).await,
+        preview.current_hash.as_deref(),
+    )
+    .await
+    .unwrap();
+    let text = file(&server, "Inbox.md");
+    assert!(text.starts_with(&owner) && text.ends_with("- from the agent"), "{text}");
+
+    // A new note proposed where the owner has since made one: the same conflict.
+    let create = client
+        .ok(
+            "note_create",
+            json!({"path": "Ideas/glaze.md", "content": "# Agent's\n"}),
+        )
+        .await;
+    std::fs::create_dir_all(server.root().join("notes/Ideas")).unwrap();
+    put(&server, "Ideas/glaze.md", "# Owner's\n");
+    assert!(matches!(
+        accept(&server, &id, &create).await,
+        Err(ChangeError::Stale { .. })
+    ));
+    assert_eq!(file(&server, "Ideas/glaze.md"), "# Owner's\n");
+}
+
+#[tokio::test]
+async fn proposals_keep_every_rule_when_made_and_again_when_accepted() {
+    let server = TestServer::start().await;
+    let (client, id) = writer(&server, "Proposer", WriteMode::Propose).await;
+    let read_only = client
+        .refused("note_append", json!({"path": demo_notes::READ_ONLY_NOTE, "text": "x"}))
+        .await;
+    assert!(read_only.contains("read-only"), "{read_only}");
+    let private = client
+        .refused("note_append", json!({"path": demo_notes::PRIVATE_NOTE, "text": "x"}))
+        .await;
+    let missing = client
+        .refused("note_append", json!({"path": "Nowhere/absent.md", "text": "x"}))
+        .await;
+    assert_eq!(
+        private.replace(demo_notes::PRIVATE_NOTE, "P"),
+        missing.replace("Nowhere/absent.md", "P"),
+        "a private note answers as a missing one"
+    );
+    let protected = client
+        .refused(
+            "note_set_properties",
+            json!({"path": "Inbox.md", "properties": {"access": "read-only"}}),
+        )
+        .await;
+    assert!(protected.contains("access"), "{protected}");
+    let conflict = client
+        .refused(
+            "note_write",
+            json!({"path": "Inbox.md", "body": "x", "expected_hash": sha256("stale")}),
+        )
+        .await;
+    assert!(conflict.starts_with("conflict:"), "{conflict}");
+    assert_eq!(
+        proposals::pending_count(&server.journal.db).await.unwrap(),
+        0,
+        "nothing refused is staged"
+    );
+
+    // Made read-only after the proposal: accepting refuses, and the proposal still waits.
+    let proposed = client
+        .ok("note_append", json!({"path": "Inbox.md", "text": "- late"}))
+        .await;
+    let locked = format!("---\naccess: read-only\n---\n{}", file(&server, "Inbox.md"));
+    put(&server, "Inbox.md", &locked);
+    let refused = changes::accept(
+        &server.journal,
+        proposed["proposal_id"].as_i64().unwrap(),
+        reader(&server, &id).await,
+        Some(&sha256(&locked)),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(refused, ChangeError::Write(WriteError::ReadOnly(_))),
+        "{refused}"
+    );
+    assert_eq!(file(&server, "Inbox.md"), locked);
+
+    // The proposer removed: its proposals can be rejected, not accepted.
+    put(&server, "Inbox.md", "# Inbox\n");
+    let other = client
+        .ok("note_append", json!({"path": "Inbox.md", "text": "- gone"}))
+        .await;
+    connections::revoke(&server.journal.db, &id).await.unwrap();
+    let gone = accept(&server, &id, &other).await.unwrap_err();
+    assert!(gone.to_string().contains("was removed"), "{gone}");
+    assert_eq!(file(&server, "Inbox.md"), "# Inbox\n");
+    changes::reject(&server.journal, other["proposal_id"].as_i64().unwrap(), "")
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn every_agent_change_keeps_the_version_before_and_the_owner_undoes_any_of_them() {
+    let server = TestServer::start().await;
+    let (client, _) = writer(&server, "Force Writer", WriteMode::Force).await;
+    client
+        .ok("note_create", json!({"path": "Ideas/log.md", "content": "# Log\n"}))
+        .await;
+    client
+        .ok("note_append", json!({"path": "Ideas/log.md", "text": "one"}))
+        .await;
+    client
+        .ok("note_write", json!({"path": "Ideas/log.md", "body": "# Rewritten\n"}))
+        .await;
+    assert_eq!(file(&server, "Ideas/log.md"), "# Rewritten\n");
+    let versions = history::of_path(&server.journal.db, "Ideas/log.md", 10).await.unwrap();
+    let tools: Vec<&str> = versions.iter().map(|v| v.tool.as_str()).collect();
+    assert_eq!(tools, ["note_write", "note_append", "note_create"], "newest first");
+    assert!(versions.iter().all(|v| v.actor == "agent:force-writer"));
+    assert_eq!(versions[2].before_hash, None, "the create kept no earlier file");
+
+    // Undo the rewrite: back to the appended text. The undo is a version itself.
+    let undone = changes::revert(&server.journal, versions[0].id, None).await.unwrap();
+    assert_eq!(file(&server, "Ideas/log.md"), "# Log\none");
+    assert_eq!(undone.hash, Some(sha256("# Log\none")));
+    let read = client.ok("note_read", json!({"path": "Ideas/log.md"})).await;
+    assert_eq!(read["hash"], sha256("# Log\none"), "reads see the undo at once");
+    let latest = &history::of_path(&server.journal.db, "Ideas/log.md", 10).await.unwrap()[0];
+    assert_eq!((latest.actor.as_str(), latest.tool.as_str()), ("owner", "revert"));
+    assert_eq!(latest.reverted, Some(versions[0].id));
+
+    // Undo the creation: the note goes; undo that undo: it is back.
+    let removed = changes::revert(&server.journal, versions[2].id, None).await.unwrap();
+    assert_eq!(removed.hash, None);
+    assert!(!server.root().join("notes/Ideas/log.md").exists());
+    let gone = client.refused("note_read", json!({"path": "Ideas/log.md"})).await;
+    assert!(!gone.is_empty());
+    let removal = history::of_path(&server.journal.db, "Ideas/log.md", 1).await.unwrap()[0].id;
+    changes::revert(&server.journal, removal, None).await.unwrap();
+    assert_eq!(file(&server, "Ideas/log.md"), "# Log\none");
+
+    // An undo aimed at what the owner saw refuses when the note changed since.
+    let stale = changes::revert(&server.journal, versions[1].id, Some(&sha256("not it")))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(stale, ChangeError::Write(WriteError::Conflict { .. })),
+        "{stale}"
+    );
+    assert_eq!(file(&server, "Ideas/log.md"), "# Log\none");
+    assert!(matches!(
+        changes::revert(&server.journal, 99_999, None).await,
+        Err(ChangeError::NotFound(_))
+    ));
+}
