@@ -9,6 +9,7 @@
 //! (see `session`); any other path under `/app` leads to the sign-in page.
 
 pub mod activity;
+pub mod changes;
 pub mod chart;
 pub mod clients;
 pub mod connect;
@@ -18,6 +19,7 @@ pub mod form;
 pub mod lan;
 pub mod notice;
 pub mod overview;
+pub mod proposals;
 pub mod session;
 pub mod signin;
 pub mod summary;
@@ -49,6 +51,16 @@ pub fn router() -> Router<AppState> {
         .route("/{place}/connections/{id}/grant", post(connection::set_grant))
         .route("/{place}/connections/{id}/revoke", post(connection::revoke))
         .route("/{place}/activity", get(activity::show))
+        .route("/{place}/proposals", get(proposals::show))
+        .route("/{place}/proposals/{id}/accept", post(proposals::accept))
+        .route("/{place}/proposals/{id}/reject", post(proposals::reject))
+        .route(
+            "/{place}/proposals/by/{connection}/{decision}",
+            post(proposals::decide_all),
+        )
+        .route("/{place}/changes", get(changes::list))
+        .route("/{place}/changes/note", get(changes::note_page))
+        .route("/{place}/changes/{version}/revert", post(changes::revert))
         .route("/{place}/signout", post(signin::sign_out))
         .fallback(session::elsewhere);
     Router::new()

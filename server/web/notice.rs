@@ -8,11 +8,23 @@ pub enum Notice {
     CodeClosed,
     GrantSaved,
     Revoked,
+    Accepted,
+    Rejected,
+    SomeStale,
+    Reverted,
 }
 
 impl Notice {
     #[cfg(test)]
-    const ALL: [Notice; 3] = [Notice::CodeClosed, Notice::GrantSaved, Notice::Revoked];
+    const ALL: [Notice; 7] = [
+        Notice::CodeClosed,
+        Notice::GrantSaved,
+        Notice::Revoked,
+        Notice::Accepted,
+        Notice::Rejected,
+        Notice::SomeStale,
+        Notice::Reverted,
+    ];
 
     /// The word in the redirect's query.
     pub fn as_str(self) -> &'static str {
@@ -20,6 +32,10 @@ impl Notice {
             Notice::CodeClosed => "closed",
             Notice::GrantSaved => "saved",
             Notice::Revoked => "revoked",
+            Notice::Accepted => "accepted",
+            Notice::Rejected => "rejected",
+            Notice::SomeStale => "left",
+            Notice::Reverted => "reverted",
         }
     }
 
@@ -35,6 +51,13 @@ impl Notice {
             Notice::CodeClosed => "Sign-in is closed: the pairing code no longer works.",
             Notice::GrantSaved => "Saved. The connection's next call already sees the new grant.",
             Notice::Revoked => "Revoked. Its next call is refused; its past calls stay in the activity log.",
+            Notice::Accepted => "Accepted: the change is in the note. The Changes page can undo it.",
+            Notice::Rejected => "Rejected: nothing changed. The agent sees the outcome with my_proposals.",
+            Notice::SomeStale => {
+                "Done where it still applied. The proposals left below could not be made as proposed (their note changed \
+                 since, or a rule now refuses them): review each."
+            }
+            Notice::Reverted => "Undone: the note is back as it was before that change. The undo can be undone too.",
         }
     }
 }

@@ -13,6 +13,7 @@ use crate::app::AppState;
 use crate::auth::{AuthError, audit};
 use crate::clock::unix_now;
 use crate::journal::day::format_timestamp;
+use crate::journal::notes::proposals;
 use crate::oauth::store;
 
 /// One route as the overview shows it.
@@ -42,6 +43,8 @@ struct OverviewPage {
     connections: Vec<ConnectionRow>,
     calls_today: i64,
     calls: Vec<CallRow>,
+    /// Proposals that wait for the owner's review.
+    proposals: i64,
 }
 
 /// How many calls the overview lists.
@@ -87,5 +90,6 @@ async fn gather(state: &AppState, owner: &Owner) -> Result<OverviewPage, AuthErr
         connections,
         calls_today: audit::count_since(db, today).await?,
         calls,
+        proposals: proposals::pending_count(db).await.map_err(AuthError::from)?,
     })
 }

@@ -682,3 +682,159 @@ fn the_readme_and_the_docs_show_the_lines_the_app_shows() {
         assert!(readme.contains(&line.line), "README.md lacks: {}", line.line);
     }
 }
+
+/// The proposals and changes pages over HTTP: what they list, and every form refusal (fields no
+/// page sends, unknown ids, a stale note, a forged form), each checked to have changed nothing;
+/// accept-all leaves a proposal whose note changed since waiting, and says so.
+#[tokio::test]
+async fn proposal_and_undo_forms_decide_and_refuse_without_changing_anything_else() {
+    use journal::journal::notes::{history, proposals};
+    let server = TestServer::start().await;
+    let key = server.key("helper", &["notes"], None).await;
+    let id = connections::find_key(&server.journal.db, "helper").await.unwrap().id;
+    let notes = [journal::auth::Category::Notes].into_iter().collect();
+    connections::set_grant(&server.journal.db, &id, &notes, None, journal::auth::WriteMode::Propose)
+        .await
+        .unwrap();
+    let client = Client::connected(&server.url(), &key).await;
+    let first = client
+        .ok("note_append", json!({"path": "Inbox.md", "text": "- one"}))
+        .await["proposal_id"]
+        .as_i64()
+        .unwrap();
+    let owner = owner_of(&server).await;
+    let pending = |server: &TestServer, id: i64| {
+        let db = server.journal.db.clone();
+        async move { proposals::get(&db, id).await.unwrap().unwrap().status == proposals::Status::Pending }
+    };
+
+    let overview = text(&get(&server, "/app", Some(&owner.secret)).await);
+    assert!(
+        overview.contains("<strong>1</strong></a><span class=\"muted\">proposal waits"),
+        "{overview}"
+    );
+    let page = text(&get(&server, "/app/proposals", Some(&owner.secret)).await);
+    assert!(
+        page.contains("<span class=\"add\">+- one</span>") && page.contains("Accept all of helper"),
+        "{page}"
+    );
+    assert_eq!(
+        get(&server, "/app/proposals?status=maybe", Some(&owner.secret))
+            .await
+            .status,
+        StatusCode::BAD_REQUEST
+    );
+    assert_eq!(get(&server, "/app/proposals", None).await.status, StatusCode::SEE_OTHER);
+
+    let accept = format!("/app/proposals/{first}/accept");
+    let refusals = [
+        (accept.clone(), "onto=not-a-hash".to_string(), StatusCode::BAD_REQUEST),
+        (
+            "/app/proposals/9999/accept".into(),
+            String::new(),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            format!("/app/proposals/{first}/reject"),
+            format!("reason={}", "x".repeat(1001)),
+            StatusCode::CONFLICT,
+        ),
+        (
+            format!("/app/proposals/by/{id}/explode"),
+            String::new(),
+            StatusCode::BAD_REQUEST,
+        ),
+    ];
+    for (path, fields, status) in &refusals {
+        let reply = submit(&server, &owner, path, fields).await;
+        assert_eq!(reply.status, *status, "{path} {fields}: {}", text(&reply));
+        assert!(pending(&server, first).await, "{path}");
+    }
+    let forged = post_form(
+        &server,
+        &accept,
+        Some(&owner.secret),
+        Some(&own_origin(&server)),
+        "csrf=wrong",
+    )
+    .await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+    let stale_onto = format!("onto={}", "0".repeat(64));
+    let stale = submit(&server, &owner, &accept, &stale_onto).await;
+    assert_eq!(stale.status, StatusCode::CONFLICT);
+    assert!(text(&stale).contains("changed since this was proposed"));
+    assert!(pending(&server, first).await);
+    assert!(
+        !std::fs::read_to_string(server.root().join("notes/Inbox.md"))
+            .unwrap()
+            .contains("- one")
+    );
+
+    // Accept all: the one whose note changed since stays, and the notice says so.
+    let second = client
+        .ok("note_append", json!({"path": "Ideas.md", "text": "- two"}))
+        .await["proposal_id"]
+        .as_i64()
+        .unwrap();
+    let inbox = server.root().join("notes/Inbox.md");
+    let edited = format!("{}\n- the owner's own line\n", std::fs::read_to_string(&inbox).unwrap());
+    std::fs::write(&inbox, &edited).unwrap();
+    let all = submit(&server, &owner, &format!("/app/proposals/by/{id}/accept"), "").await;
+    assert_eq!(all.status, StatusCode::SEE_OTHER);
+    assert!(all.header("location").unwrap().ends_with("/proposals?notice=left"));
+    assert!(pending(&server, first).await, "the stale one waits");
+    assert!(!pending(&server, second).await);
+    assert!(
+        std::fs::read_to_string(server.root().join("notes/Ideas.md"))
+            .unwrap()
+            .ends_with("- two")
+    );
+    let page = text(&get(&server, "/app/proposals?notice=left", Some(&owner.secret)).await);
+    assert!(page.contains("The note changed since this was proposed") && page.contains("Accept onto the current note"));
+    let rejected = submit(&server, &owner, &format!("/app/proposals/by/{id}/reject"), "").await;
+    assert!(rejected.header("location").unwrap().ends_with("notice=rejected"));
+    assert!(!pending(&server, first).await);
+    assert_eq!(std::fs::read_to_string(&inbox).unwrap(), edited);
+
+    // Undo: a form for another note, or over a note changed since the page, changes nothing.
+    let version = history::of_path(&server.journal.db, "Ideas.md", 1).await.unwrap()[0].id;
+    let ideas = std::fs::read_to_string(server.root().join("notes/Ideas.md")).unwrap();
+    let revert = format!("/app/changes/{version}/revert");
+    let other = submit(&server, &owner, &revert, "path=Inbox.md&seen=").await;
+    assert_eq!(other.status, StatusCode::BAD_REQUEST);
+    let stale = submit(
+        &server,
+        &owner,
+        &revert,
+        &format!("path=Ideas.md&seen={}", "0".repeat(64)),
+    )
+    .await;
+    assert_eq!(stale.status, StatusCode::CONFLICT);
+    assert!(text(&stale).contains("changed since this page was shown"));
+    assert_eq!(
+        std::fs::read_to_string(server.root().join("notes/Ideas.md")).unwrap(),
+        ideas
+    );
+    for bad in ["/app/changes/note", "/app/changes/note?path=../x.md"] {
+        assert_eq!(
+            get(&server, bad, Some(&owner.secret)).await.status,
+            StatusCode::BAD_REQUEST,
+            "{bad}"
+        );
+    }
+    let changes = text(&get(&server, "/app/changes", Some(&owner.secret)).await);
+    assert!(
+        changes.contains("changes/note?path=Ideas.md") && changes.contains("proposal #"),
+        "{changes}"
+    );
+    let note = text(&get(&server, "/app/changes/note?path=Ideas.md", Some(&owner.secret)).await);
+    let seen = journal::journal::notes::note::hash_hex(ideas.as_bytes());
+    assert!(note.contains(&format!("name=\"seen\" value=\"{seen}\"")), "{note}");
+    let undone = submit(&server, &owner, &revert, &format!("path=Ideas.md&seen={seen}")).await;
+    assert_eq!(undone.status, StatusCode::SEE_OTHER);
+    assert!(
+        !std::fs::read_to_string(server.root().join("notes/Ideas.md"))
+            .unwrap()
+            .contains("- two")
+    );
+}

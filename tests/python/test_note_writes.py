@@ -1,7 +1,7 @@
 """Agent writes through the official MCP Python SDK, against a real `journal serve` over a demo journal.
 
 Keys minted with the CLI, one per write mode (`--write force`, `--write propose`, none). Through the SDK's
-ClientSession: which keys are offered the five write tools; each tool's change, checked on the file on disk and by
+ClientSession: which keys are offered the five write tools (force and propose, not none); each tool's change, checked on the file on disk and by
 its SHA-256; `expected_hash` conflicts; and the refusals: a read-only note, a private note (answered exactly as a
 missing one), protected keys, an ambiguous anchor, a path taken. Then `journal mcp activity` shows the writes with
 their note and mode. Expected values come from the vault files, never from the server's answers.
@@ -46,15 +46,15 @@ def server():
             yield SimpleNamespace(url=url, keys=keys, vault=Path(journal_dir) / "notes", dir=journal_dir)
 
 
-def test_only_the_force_key_is_offered_the_write_tools(server):
+def test_keys_with_a_write_mode_are_offered_the_write_tools(server):
     async def names(session):
         return [tool.name for tool in (await session.list_tools()).tools]
 
-    forced = in_session(server, server.keys["force"], names)
-    assert all(tool in forced for tool in WRITE_TOOLS), forced
-    for mode in ["propose", "none"]:
+    for mode in ["force", "propose"]:
         listed = in_session(server, server.keys[mode], names)
-        assert not any(tool in listed for tool in WRITE_TOOLS), f"{mode}: {listed}"
+        assert all(tool in listed for tool in WRITE_TOOLS + ["my_proposals"]), f"{mode}: {listed}"
+    listed = in_session(server, server.keys["none"], names)
+    assert not any(tool in listed for tool in WRITE_TOOLS + ["my_proposals"]), listed
 
     async def schema(session):
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}

@@ -198,7 +198,8 @@ pub async fn reject(journal: &Arc<Journal>, id: i64, reason: &str) -> Result<(),
 
 /// The owner's undo of a version: the note goes back to what it was before that change (a note the
 /// change created is removed). Made over whatever the note holds now (when `expected_hash` is
-/// given, only if it still holds that), and itself kept in the history, so an undo can be undone.
+/// given, only if it still holds that; `""`: only if there is no note), and itself kept in the
+/// history, so an undo can be undone.
 pub async fn revert(
     journal: &Arc<Journal>,
     version_id: i64,

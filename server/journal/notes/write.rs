@@ -146,7 +146,7 @@ pub fn plan(
 }
 
 /// The owner's restore of a note to `bytes` (None: no note), over whatever is at `path` now (when
-/// given, only if its hash is `expected_hash`). The owner may change any note: no access rule
+/// given, only if its hash is `expected_hash`; `""` expects no note there). The owner may change any note: no access rule
 /// applies, only that the path is a note's, inside the vault.
 pub fn plan_restore(
     root: &Path,
@@ -170,7 +170,7 @@ pub fn plan_restore(
     };
     let current = before.as_deref().map(hash_hex);
     if let Some(expected) = expected_hash
-        && current.as_deref() != Some(expected)
+        && current.as_deref().unwrap_or("") != expected
     {
         return Err(WriteError::Conflict {
             current: current.unwrap_or_else(|| "(no note)".into()),

@@ -1,0 +1,267 @@
+//! The changes pages: every change agents made to notes (and the owner's undos), newest first, and
+//! one note's history, each change with its diff and a button that undoes it. An undo is made only
+//! over the note as the page showed it (the form carries its hash), and is itself kept in the
+//! history.
+//!
+//! Undo goes through `notes::changes::revert`, the function behind `journal notes revert`.
+
+use askama::Template;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+
+use super::form::{OwnerForm, malformed};
+use super::notice::Notice;
+use super::proposals::{DiffLine, diff_lines};
+use super::session::Owner;
+use crate::app::AppState;
+use crate::journal::day::format_timestamp;
+use crate::journal::notes::changes::{self, ChangeError};
+use crate::journal::notes::history::{self, Version};
+use crate::journal::notes::{diff, note, rules};
+use crate::page;
+use crate::page::form::Params;
+
+/// How many changes the list shows, and how many versions a note's page.
+const RECENT: i64 = 100;
+const NOTE_VERSIONS: i64 = 50;
+
+/// One change in a list.
+pub struct ChangeRow {
+    pub id: i64,
+    pub at: String,
+    pub by: String,
+    pub how: String,
+    pub what: &'static str,
+    pub path: String,
+    /// The note's path escaped for a link's query.
+    pub path_query: String,
+}
+
+/// One version on a note's page: the change and its diff.
+pub struct VersionView {
+    pub row: ChangeRow,
+    /// None: what the change made is no longer known (the note changed by hand since, and a later
+    /// version does not keep it).
+    pub diff: Option<Vec<DiffLine>>,
+}
+
+#[derive(Template)]
+#[template(path = "app/changes.html")]
+struct ChangesPage {
+    nonce: String,
+    csrf: String,
+    base: String,
+    section: &'static str,
+    rows: Vec<ChangeRow>,
+    keep_days: i64,
+    keep_mib: i64,
+}
+
+#[derive(Template)]
+#[template(path = "app/note_history.html")]
+struct NotePage {
+    nonce: String,
+    csrf: String,
+    base: String,
+    section: &'static str,
+    path: String,
+    /// The note's hash now ("" when there is no note at the path), carried by every undo.
+    current_hash: String,
+    exists: bool,
+    versions: Vec<VersionView>,
+    notice: Option<&'static str>,
+    error: Option<String>,
+}
+
+/// `GET /app/changes`.
+pub async fn list(State(state): State<AppState>, owner: Owner) -> Response {
+    let versions = match history::recent(&state.journal.db, RECENT).await {
+        Ok(versions) => versions,
+        Err(error) => return failed(ChangeError::Db(error)),
+    };
+    let page = ChangesPage {
+        nonce: page::nonce(),
+        csrf: owner.csrf.clone(),
+        base: owner.base.clone(),
+        section: "changes",
+        rows: versions.iter().map(row).collect(),
+        keep_days: history::KEEP_DAYS,
+        keep_mib: history::KEEP_BYTES / (1024 * 1024),
+    };
+    page::html(StatusCode::OK, &page, &page.nonce.clone(), None)
+}
+
+/// `GET /app/changes/note?path=P`.
+pub async fn note_page(State(state): State<AppState>, owner: Owner, RawQuery(query): RawQuery) -> Response {
+    let params = Params::parse(query.unwrap_or_default().as_bytes());
+    let (Ok(Some(path)), Ok(notice)) = (params.one("path"), params.one("notice")) else {
+        return malformed();
+    };
+    let Ok(path) = rules::typed_note_path(path) else {
+        return malformed();
+    };
+    let notice = Notice::parse(notice, &[Notice::Reverted]).map(Notice::text);
+    render_note(&state, &owner, &path, notice, None, StatusCode::OK).await
+}
+
+/// `POST /app/changes/{version}/revert`, with `path` (the note's page it came from) and `seen`
+/// (the note's hash the page showed; empty: no note there).
+pub async fn revert(
+    State(state): State<AppState>,
+    Path((_, version)): Path<(String, i64)>,
+    form: OwnerForm,
+) -> Response {
+    let (Ok(Some(path)), Ok(seen)) = (form.params.one("path"), form.params.one("seen")) else {
+        return malformed();
+    };
+    let Ok(path) = rules::typed_note_path(path) else {
+        return malformed();
+    };
+    // Empty: no note there when the page was shown; the undo may then only create it.
+    let expected = seen.unwrap_or_default();
+    match history::get(&state.journal.db, version).await {
+        Ok(Some((v, _))) if v.path == path || v.new_path.as_deref() == Some(path.as_str()) => {}
+        Ok(_) => return malformed(),
+        Err(error) => return failed(ChangeError::Db(error)),
+    }
+    match changes::revert(&state.journal, version, Some(expected)).await {
+        Ok(_) => Redirect::to(&format!(
+            "{}/changes/note?path={}&notice={}",
+            form.owner.base,
+            query_escape(&path),
+            Notice::Reverted.as_str()
+        ))
+        .into_response(),
+        Err(ChangeError::Db(error)) => failed(ChangeError::Db(error)),
+        Err(ChangeError::Failed(detail)) => failed(ChangeError::Failed(detail)),
+        Err(error) => {
+            let message = match error {
+                ChangeError::Write(crate::journal::notes::write::WriteError::Conflict { .. }) => {
+                    "The note changed since this page was shown, so nothing was undone. Look at its history again below."
+                        .to_string()
+                }
+                other => format!("Nothing was undone: {other}"),
+            };
+            render_note(&state, &form.owner, &path, None, Some(message), StatusCode::CONFLICT).await
+        }
+    }
+}
+
+async fn render_note(
+    state: &AppState,
+    owner: &Owner,
+    path: &str,
+    notice: Option<&'static str>,
+    error: Option<String>,
+    code: StatusCode,
+) -> Response {
+    let db = &state.journal.db;
+    let versions = match history::of_path(db, path, NOTE_VERSIONS).await {
+        Ok(versions) => versions,
+        Err(error) => return failed(ChangeError::Db(error)),
+    };
+    let file = state.journal.notes.root().join(path);
+    let current = tokio::task::spawn_blocking(move || std::fs::read(file).ok())
+        .await
+        .ok()
+        .flatten();
+    let current_hash = current.as_deref().map(note::hash_hex).unwrap_or_default();
+    // Newest first: what a version made is the file the next newer one kept, or the note now.
+    let mut after: Option<(Option<String>, Option<Vec<u8>>)> =
+        Some((current.as_ref().map(|_| current_hash.clone()), current.clone()));
+    let mut views = Vec::new();
+    for v in &versions {
+        let before = match history::get(db, v.id).await {
+            Ok(found) => found.and_then(|(_, before)| before),
+            Err(error) => return failed(ChangeError::Db(error)),
+        };
+        let made = match &after {
+            Some((hash, bytes)) if *hash == v.after_hash => Some(bytes.clone()),
+            _ => None,
+        };
+        let diff = made.map(|made| {
+            let old = before.as_deref().map(String::from_utf8_lossy);
+            let new = made.as_deref().map(String::from_utf8_lossy);
+            diff_lines(&diff::unified(path, old.as_deref(), new.as_deref()))
+        });
+        views.push(VersionView { row: row(v), diff });
+        after = Some((v.before_hash.clone(), before));
+    }
+    let page = NotePage {
+        nonce: page::nonce(),
+        csrf: owner.csrf.clone(),
+        base: owner.base.clone(),
+        section: "changes",
+        path: path.to_string(),
+        exists: current.is_some(),
+        current_hash,
+        versions: views,
+        notice,
+        error,
+    };
+    page::html(code, &page, &page.nonce.clone(), None)
+}
+
+fn row(v: &Version) -> ChangeRow {
+    let by = if v.label.is_empty() {
+        "you".to_string()
+    } else {
+        format!("{} ({})", v.label, v.actor)
+    };
+    let mut how = match v.tool.as_str() {
+        "revert" => "undo".to_string(),
+        tool => tool.to_string(),
+    };
+    if let Some(id) = v.proposal_id {
+        how.push_str(&format!(", proposal #{id}"));
+    }
+    if let Some(id) = v.reverted {
+        how.push_str(&format!(" of change #{id}"));
+    }
+    let path = v.new_path.clone().unwrap_or_else(|| v.path.clone());
+    ChangeRow {
+        id: v.id,
+        at: format_timestamp(v.at),
+        by,
+        how,
+        what: match (&v.before_hash, &v.new_path) {
+            (None, _) => "created",
+            (_, None) => "deleted",
+            _ => "changed",
+        },
+        path_query: query_escape(&path),
+        path,
+    }
+}
+
+/// A value for a link's query string.
+fn query_escape(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => (b as char).to_string(),
+            other => format!("%{other:02X}"),
+        })
+        .collect()
+}
+
+fn failed(error: ChangeError) -> Response {
+    tracing::error!(%error, "the notes' history could not be read or changed");
+    page::message(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "The notes' history could not be read",
+        "Nothing was changed. Try again in a moment; the server log has the details.",
+        None,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_escaped_for_a_query() {
+        assert_eq!(query_escape("Projects/a b&c=d.md"), "Projects/a%20b%26c%3Dd.md");
+        assert_eq!(query_escape("Zoë.md"), "Zo%C3%AB.md");
+    }
+}
