@@ -177,3 +177,16 @@ fn naming_folder<T>(dir: &std::path::Path, opened: Result<T, crate::journal::Jou
     use anyhow::Context;
     opened.with_context(|| format!("could not open the journal in {}", dir.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// clap checks a command's definition only in debug builds, and only for the command that runs:
+    /// check every one (two arguments with one name, say, would panic at its first use).
+    #[test]
+    fn every_command_is_well_defined() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

@@ -29,7 +29,8 @@ pub enum NotesCommand {
         /// The note's path in the notes folder.
         path: String,
         /// The version to undo, from `journal notes history`.
-        version: i64,
+        #[arg(value_name = "VERSION")]
+        number: i64,
     },
 }
 
@@ -38,7 +39,7 @@ pub async fn run(journal_dir: &Path, command: NotesCommand) -> anyhow::Result<()
         NotesCommand::Use { dir } => use_folder(journal_dir, &dir).await,
         NotesCommand::Status => status(journal_dir).await,
         NotesCommand::History { path } => history(journal_dir, &path).await,
-        NotesCommand::Revert { path, version } => revert(journal_dir, &path, version).await,
+        NotesCommand::Revert { path, number } => revert(journal_dir, &path, number).await,
     }
 }
 

@@ -114,8 +114,13 @@ async fn show(journal: &Arc<Journal>, id: i64) -> anyhow::Result<()> {
     if p.status != Status::Pending {
         return Ok(());
     }
-    let reader = connections::reader(&journal.db, &p.connection_id, &journal.facets()).await?;
-    let preview = changes::preview(journal, &p, reader).await.map_err(review_error)?;
+    let Some(reader) = connections::reader(&journal.db, &p.connection_id, &journal.facets()).await? else {
+        println!("the connection that proposed this was removed: the proposal can only be rejected");
+        return Ok(());
+    };
+    let preview = changes::preview(journal, &p, Some(reader))
+        .await
+        .map_err(review_error)?;
     if preview.stale {
         println!("the note changed since this was proposed; made to the note as it is now, the change is:");
         match preview.diff_now {

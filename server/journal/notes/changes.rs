@@ -193,6 +193,7 @@ pub async fn reject(journal: &Arc<Journal>, id: i64, reason: &str) -> Result<(),
         ));
     }
     proposals::decide(&journal.db, id, Status::Rejected, reason.trim(), None).await?;
+    prune(journal).await;
     Ok(())
 }
 
@@ -310,10 +311,20 @@ async fn commit_recorded(journal: &Arc<Journal>, plan: Plan, record: &ChangeReco
     if let Err(error) = journal.sync().await {
         tracing::warn!(%error, path = %written.path, "a changed note is not in the catalog yet; the upkeep retries");
     }
-    if let Err(error) = history::prune(&journal.db, crate::clock::unix_now()).await {
+    prune(journal).await;
+    Ok(written)
+}
+
+/// Keeps the history and the decided proposals within their bounds; a failure is tried again with
+/// the next change.
+async fn prune(journal: &Arc<Journal>) {
+    let now = crate::clock::unix_now();
+    if let Err(error) = history::prune(&journal.db, now).await {
         tracing::warn!(%error, "the notes' history could not be pruned; it is tried again with the next change");
     }
-    Ok(written)
+    if let Err(error) = proposals::prune(&journal.db, now).await {
+        tracing::warn!(%error, "old decided proposals could not be forgotten; it is tried again with the next change");
+    }
 }
 
 async fn current_hash(journal: &Arc<Journal>, path: &str) -> Option<String> {

@@ -6,9 +6,12 @@ use sqlx::Row;
 
 use crate::db::Pool;
 
-/// At most this many proposals of one connection wait at once: an agent cannot bury the owner's
-/// review (nor fill the disk) with proposals.
+/// At most this many proposals of one connection wait at once, holding at most this many bytes of
+/// changes and diffs: an agent cannot bury the owner's review, nor fill the disk, with proposals.
 pub const MAX_PENDING_PER_CONNECTION: i64 = 200;
+pub const MAX_PENDING_BYTES_PER_CONNECTION: i64 = 64 * 1024 * 1024;
+/// Decided proposals are kept this long for `my_proposals`, then forgotten.
+pub const KEEP_DECIDED_DAYS: i64 = 90;
 
 /// Where a proposal stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +79,11 @@ pub enum StoreError {
          decided on some (my_proposals shows them)"
     )]
     TooMany,
+    #[error(
+        "your proposals that wait for the owner's review already hold 64 MiB of changes; wait until the owner has \
+         decided on some (my_proposals shows them)"
+    )]
+    TooLarge,
     #[error(transparent)]
     Db(#[from] sqlx::Error),
 }
@@ -83,13 +91,18 @@ pub enum StoreError {
 /// Stores a proposal, unless too many of the connection's already wait; answers its id.
 pub async fn insert(pool: &Pool, proposal: &NewProposal) -> Result<i64, StoreError> {
     let mut tx = crate::db::begin_write(pool).await?;
-    let waiting: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM proposals WHERE connection_id = ? AND status = 'pending'")
-            .bind(&proposal.connection_id)
-            .fetch_one(&mut *tx)
-            .await?;
+    let (waiting, bytes): (i64, i64) = sqlx::query_as(
+        "SELECT count(*), coalesce(sum(length(change) + length(diff)), 0) FROM proposals
+         WHERE connection_id = ? AND status = 'pending'",
+    )
+    .bind(&proposal.connection_id)
+    .fetch_one(&mut *tx)
+    .await?;
     if waiting >= MAX_PENDING_PER_CONNECTION {
         return Err(StoreError::TooMany);
+    }
+    if bytes + (proposal.change.len() + proposal.diff.len()) as i64 > MAX_PENDING_BYTES_PER_CONNECTION {
+        return Err(StoreError::TooLarge);
     }
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO proposals (at, connection_id, label, tool, arguments, change, path, base_hash, diff)
@@ -199,6 +212,15 @@ pub async fn decide(
     Ok(done.rows_affected() == 1)
 }
 
+/// Forgets decided proposals older than `KEEP_DECIDED_DAYS`; answers how many.
+pub async fn prune(pool: &Pool, now: i64) -> Result<u64, sqlx::Error> {
+    let done = sqlx::query("DELETE FROM proposals WHERE status != 'pending' AND decided_at < ?")
+        .bind(now - KEEP_DECIDED_DAYS * 86_400)
+        .execute(pool)
+        .await?;
+    Ok(done.rows_affected())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,5 +275,27 @@ mod tests {
         ));
         // Another connection is not held back by it.
         insert(&pool, &proposal("c1", "a.md")).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn waiting_proposals_are_bounded_in_bytes_and_old_decided_ones_are_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = crate::db::open(&dir.path().join("journal.db")).await.unwrap();
+        let mut big = proposal("c1", "a.md");
+        big.diff = "x".repeat(20 * 1024 * 1024);
+        for _ in 0..3 {
+            insert(&pool, &big).await.unwrap();
+        }
+        assert!(matches!(insert(&pool, &big).await, Err(StoreError::TooLarge)));
+        assert!(decide(&pool, 1, Status::Rejected, "", None).await.unwrap());
+        insert(&pool, &big).await.unwrap();
+        let now = crate::clock::unix_now();
+        assert_eq!(prune(&pool, now).await.unwrap(), 0, "a recent decision is kept");
+        assert_eq!(prune(&pool, now + (KEEP_DECIDED_DAYS + 1) * 86_400).await.unwrap(), 1);
+        assert!(get(&pool, 1).await.unwrap().is_none());
+        assert!(
+            get(&pool, 2).await.unwrap().is_some(),
+            "waiting proposals are never forgotten"
+        );
     }
 }

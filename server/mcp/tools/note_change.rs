@@ -11,6 +11,7 @@ use super::{ToolContext, ToolError, ToolOutput};
 use crate::auth::WriteMode;
 use crate::journal::notes::changes::{self, ChangeError, Request};
 use crate::journal::notes::history::Author;
+use crate::journal::notes::proposals::StoreError;
 use crate::journal::notes::write::{Change, WriteError};
 
 /// What a note write answers.
@@ -86,7 +87,7 @@ fn refusal(error: ChangeError) -> ToolError {
             ToolError::Invalid(error.to_string())
         }
         ChangeError::Write(other) => ToolError::Refused(other.to_string()),
-        ChangeError::Store(error @ crate::journal::notes::proposals::StoreError::TooMany) => {
+        ChangeError::Store(error @ (StoreError::TooMany | StoreError::TooLarge)) => {
             ToolError::Refused(error.to_string())
         }
         ChangeError::Invalid(message) => ToolError::Invalid(message),
