@@ -10,6 +10,7 @@ mod permission;
 mod proposals;
 mod route;
 mod serve;
+mod trash;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -48,6 +49,9 @@ pub enum Command {
     /// Changes agents proposed to notes: review them, accept or reject them.
     #[command(subcommand)]
     Proposals(proposals::ProposalsCommand),
+    /// Notes agents deleted: list them, bring them back.
+    #[command(subcommand)]
+    Trash(trash::TrashCommand),
     /// Write a realistic sample journal into DIR.
     Demo(content::DemoArgs),
     /// Rebuild the search index from the files.
@@ -100,6 +104,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Import(command) => content::import(&dir()?, command).await,
         Command::Notes(command) => notes::run(&dir()?, command).await,
         Command::Proposals(command) => proposals::run(&open_for_access(&dir()?).await?, command).await,
+        Command::Trash(command) => trash::run(&open_for_access(&dir()?).await?, command).await,
         Command::Demo(args) => content::demo(args).await,
         Command::Reindex => content::reindex(&dir()?).await,
         Command::Mcp(command) => mcp::run(&dir()?, command).await,

@@ -798,3 +798,50 @@ async fn proposals_are_reviewed_and_agent_changes_undone_from_the_command_line()
     assert!(fails(&root, &["notes", "revert", "../x.md", "1"]).contains("not a note path"));
     assert!(ok(&root, &["notes", "history", "other.md"]).contains("no agent has changed"));
 }
+
+/// `journal trash list|restore`: the notes an agent deleted, and bringing them back.
+#[tokio::test]
+async fn the_trash_lists_deletions_and_restores_them() {
+    use journal::journal::notes::changes::{self, Request};
+    use journal::journal::notes::history::Author;
+    use journal::journal::notes::write::Change;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    std::fs::create_dir_all(root.join("notes/Old")).unwrap();
+    std::fs::write(root.join("notes/Old/a.md"), "# A\n").unwrap();
+    std::fs::write(root.join("notes/Old/b.md"), "# B\n").unwrap();
+    assert!(ok(&root, &["trash", "list"]).contains("the trash is empty"));
+    {
+        let opened = journal::journal::Journal::open(&root).await.unwrap();
+        let request = Request {
+            author: Author::agent("c1", "Tidy Bot"),
+            reader: journal::journal::notes::Reader {
+                scope: journal::journal::content::Scope::WholeJournal,
+                label: "Tidy Bot".into(),
+            },
+            tool: "note_delete".into(),
+            arguments: serde_json::json!({"path": "Old", "confirm": true}),
+            path: "Old".into(),
+            change: Change::Delete { folder: true },
+            expected_hash: None,
+        };
+        changes::apply(&opened, &request).await.unwrap();
+    }
+    assert!(!root.join("notes/Old/a.md").exists());
+    let listed = ok(&root, &["trash", "list"]);
+    assert!(
+        listed.contains("agent:tidy-bot (Tidy Bot)") && listed.contains("Old/a.md and 1 more"),
+        "{listed}"
+    );
+    let id = listed.split_whitespace().next().unwrap().to_string();
+    let restored = ok(&root, &["trash", "restore", &id]);
+    assert!(
+        restored.contains("restored Old/a.md") && restored.contains("restored Old/b.md"),
+        "{restored}"
+    );
+    assert_eq!(std::fs::read_to_string(root.join("notes/Old/b.md")).unwrap(), "# B\n");
+    assert!(ok(&root, &["trash", "list"]).contains("(back in place)"));
+    let again = fails(&root, &["trash", "restore", &id]);
+    assert!(again.contains("taken again"), "{again}");
+    assert!(fails(&root, &["trash", "restore", "999"]).contains("no deletion 999"));
+}

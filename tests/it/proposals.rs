@@ -374,3 +374,148 @@ async fn every_agent_change_keeps_the_version_before_and_the_owner_undoes_any_of
         Err(ChangeError::NotFound(_))
     ));
 }
+
+#[tokio::test]
+async fn a_deletion_goes_to_the_trash_keeps_what_it_may_not_touch_and_comes_back() {
+    let server = TestServer::start().await;
+    let (client, _) = writer(&server, "Deleter", WriteMode::Force).await;
+    let inbox = file(&server, "Inbox.md");
+    let unconfirmed = client
+        .refused("note_delete", json!({"path": "Inbox.md", "confirm": false}))
+        .await;
+    assert!(unconfirmed.contains("confirm: true"), "{unconfirmed}");
+    let deleted = client
+        .ok("note_delete", json!({"path": "Inbox.md", "confirm": true}))
+        .await;
+    assert_eq!(deleted["status"], "deleted");
+    assert_eq!(deleted["notes"], json!(["Inbox.md"]));
+    assert!(!server.root().join("notes/Inbox.md").exists());
+    assert!(
+        !client
+            .refused("note_read", json!({"path": "Inbox.md"}))
+            .await
+            .is_empty()
+    );
+    let trash = history::deletions(&server.journal.db, 10).await.unwrap();
+    assert_eq!(trash.len(), 1);
+    changes::restore(&server.journal, trash[0].0).await.unwrap();
+    assert_eq!(file(&server, "Inbox.md"), inbox, "back, byte for byte");
+
+    // A folder: the notes the agent may change go; a private note and other files stay, and the
+    // folders left empty go too.
+    let notes = server.root().join("notes");
+    std::fs::create_dir_all(notes.join("Old/sub")).unwrap();
+    put(&server, "Old/a.md", "# A\n");
+    put(&server, "Old/sub/b.md", "# B\n");
+    put(&server, "Old/secret.md", "---\naccess: private\n---\nhidden\n");
+    std::fs::write(notes.join("Old/photo.png"), b"png").unwrap();
+    let folder = client.ok("note_delete", json!({"path": "Old", "confirm": true})).await;
+    assert_eq!(folder["notes"], json!(["Old/a.md", "Old/sub/b.md"]), "{folder}");
+    assert!(!notes.join("Old/a.md").exists() && !notes.join("Old/sub").exists());
+    assert!(notes.join("Old/secret.md").exists() && notes.join("Old/photo.png").exists());
+    // Taken again: the restore refuses and restores nothing.
+    put(&server, "Old/a.md", "# A new one\n");
+    let id = history::deletions(&server.journal.db, 1).await.unwrap()[0].0;
+    let taken = changes::restore(&server.journal, id).await.unwrap_err();
+    assert!(taken.to_string().contains("Old/a.md is taken again"), "{taken}");
+    assert!(!notes.join("Old/sub/b.md").exists(), "all or nothing");
+    std::fs::remove_file(notes.join("Old/a.md")).unwrap();
+    changes::restore(&server.journal, id).await.unwrap();
+    assert_eq!(file(&server, "Old/sub/b.md"), "# B\n");
+    assert!(matches!(
+        changes::restore(&server.journal, 99_999).await,
+        Err(ChangeError::NotFound(_))
+    ));
+
+    // A read-only note refuses, alone or in a folder; a private one answers as missing.
+    let locked = client
+        .refused(
+            "note_delete",
+            json!({"path": demo_notes::READ_ONLY_NOTE, "confirm": true}),
+        )
+        .await;
+    assert!(locked.contains("read-only"), "{locked}");
+    let folder_of_locked = demo_notes::READ_ONLY_NOTE.rsplit_once('/').unwrap().0;
+    let refused = client
+        .refused(
+            "note_delete",
+            json!({"path": format!("{folder_of_locked}/"), "confirm": true}),
+        )
+        .await;
+    assert!(refused.contains("read-only"), "{refused}");
+    assert!(server.root().join("notes").join(demo_notes::READ_ONLY_NOTE).exists());
+    let private = client
+        .refused(
+            "note_delete",
+            json!({"path": demo_notes::PRIVATE_NOTE, "confirm": true}),
+        )
+        .await;
+    let missing = client
+        .refused("note_delete", json!({"path": "Nowhere/absent.md", "confirm": true}))
+        .await;
+    assert_eq!(
+        private.replace(demo_notes::PRIVATE_NOTE, "P"),
+        missing.replace("Nowhere/absent.md", "P")
+    );
+    // A folder of notes the agent may not see answers as a folder that is not there.
+    std::fs::create_dir_all(notes.join("Hush")).unwrap();
+    put(&server, "Hush/secret.md", "---\naccess: private\n---\nhidden\n");
+    let only_hidden = client
+        .refused("note_delete", json!({"path": "Hush/", "confirm": true}))
+        .await;
+    let no_folder = client
+        .refused("note_delete", json!({"path": "Gone/", "confirm": true}))
+        .await;
+    assert_eq!(only_hidden.replace("Hush", "F"), no_folder.replace("Gone", "F"));
+    assert!(notes.join("Hush/secret.md").exists());
+    for whole in ["/", "./"] {
+        let refused = client
+            .refused("note_delete", json!({"path": whole, "confirm": true}))
+            .await;
+        assert!(refused.contains("whole notes folder"), "{refused}");
+    }
+}
+
+#[tokio::test]
+async fn a_proposed_folder_deletion_notices_a_change_to_any_of_its_notes() {
+    let server = TestServer::start().await;
+    let (client, id) = writer(&server, "Proposer", WriteMode::Propose).await;
+    let notes = server.root().join("notes");
+    std::fs::create_dir_all(notes.join("Drafts")).unwrap();
+    put(&server, "Drafts/one.md", "# One\n");
+    put(&server, "Drafts/two.md", "# Two\n");
+    put(&server, "Drafts/hidden.md", "---\naccess: private\n---\nx\n");
+    let proposed = client
+        .ok("note_delete", json!({"path": "Drafts/", "confirm": true}))
+        .await;
+    assert_eq!(proposed["status"], "proposed");
+    assert_eq!(proposed["notes"], json!(["Drafts/one.md", "Drafts/two.md"]));
+    assert!(notes.join("Drafts/one.md").exists());
+    let stored = proposals::get(&server.journal.db, proposed["proposal_id"].as_i64().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(stored.diff.contains("--- a/Drafts/one.md\n+++ /dev/null") && !stored.diff.contains("hidden"));
+    put(&server, "Drafts/two.md", "# Two, edited\n");
+    assert!(matches!(
+        accept(&server, &id, &proposed).await,
+        Err(ChangeError::Stale { .. })
+    ));
+    assert!(notes.join("Drafts/two.md").exists());
+    let preview = changes::preview(&server.journal, &stored, reader(&server, &id).await)
+        .await
+        .unwrap();
+    changes::accept(
+        &server.journal,
+        stored.id,
+        reader(&server, &id).await,
+        preview.current_hash.as_deref(),
+    )
+    .await
+    .unwrap();
+    assert!(!notes.join("Drafts/one.md").exists() && !notes.join("Drafts/two.md").exists());
+    assert!(
+        notes.join("Drafts/hidden.md").exists(),
+        "what the agent may not see stays"
+    );
+}

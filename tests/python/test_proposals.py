@@ -162,3 +162,31 @@ def test_a_force_change_is_undone_from_its_history(server):
         return await ok(session, "note_read", {"path": "Ideas.md"})
 
     assert in_session(server, server.keys["force"], read)["hash"] == sha256(original), "the server sees the undo"
+
+
+def test_a_deletion_is_proposed_or_made_and_the_trash_brings_it_back(server):
+    folder = server.vault / "Scratch"
+    folder.mkdir()
+    (folder / "one.md").write_text("# One\n")
+    (folder / "two.md").write_text("# Two\n")
+
+    async def propose(session):
+        return await ok(session, "note_delete", {"path": "Scratch/", "confirm": True})
+
+    proposed = in_session(server, server.keys["propose"], propose)
+    assert proposed["status"] == "proposed" and proposed["notes"] == ["Scratch/one.md", "Scratch/two.md"]
+    assert (folder / "one.md").exists(), "a proposal deletes nothing"
+    run(server.dir, "proposals", "reject", str(proposed["proposal_id"]))
+
+    async def delete(session):
+        unconfirmed = await refused(session, "note_delete", {"path": "Scratch/one.md", "confirm": False})
+        return unconfirmed, await ok(session, "note_delete", {"path": "Scratch/one.md", "confirm": True})
+
+    unconfirmed, deleted = in_session(server, server.keys["force"], delete)
+    assert "confirm: true" in unconfirmed
+    assert deleted == {"status": "deleted", "path": "Scratch/one.md", "notes": ["Scratch/one.md"]}
+    assert not (folder / "one.md").exists() and (folder / "two.md").exists()
+    listed = run(server.dir, "trash", "list")
+    assert "Scratch/one.md" in listed and "agent:forceful" in listed, listed
+    run(server.dir, "trash", "restore", listed.split()[0])
+    assert (folder / "one.md").read_text() == "# One\n"

@@ -66,12 +66,24 @@ pub struct Request {
 pub struct Proposed {
     pub id: i64,
     pub path: String,
-    /// The note's hash when proposed (None: a new note).
+    /// The note's hash when proposed (None: a new note; for a folder, one hash of its notes).
     pub base_hash: Option<String>,
+    /// The notes it would change.
+    pub notes: Vec<String>,
+}
+
+/// A change that was made: one note, or every note of a folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Made {
+    /// The path the request named.
+    pub path: String,
+    /// The note's new hash (None: removed, or several notes).
+    pub hash: Option<String>,
+    pub notes: Vec<Written>,
 }
 
 /// Makes an agent's change now (force mode), keeping the previous version.
-pub async fn apply(journal: &Arc<Journal>, request: &Request) -> Result<Written, ChangeError> {
+pub async fn apply(journal: &Arc<Journal>, request: &Request) -> Result<Made, ChangeError> {
     let record = ChangeRecord {
         author: request.author.clone(),
         tool: request.tool.clone(),
@@ -84,12 +96,12 @@ pub async fn apply(journal: &Arc<Journal>, request: &Request) -> Result<Written,
 /// Stages an agent's change as a proposal (propose mode): checked by every rule now, as if it were
 /// made, and nothing changed.
 pub async fn propose(journal: &Arc<Journal>, request: &Request) -> Result<Proposed, ChangeError> {
-    let plan = plan(journal, request, request.expected_hash.clone()).await?;
+    let plans = plan(journal, request, request.expected_hash.clone()).await?;
     let Some(connection_id) = request.author.connection_id.clone() else {
         return Err(ChangeError::Invalid("only an agent proposes changes".into()));
     };
     let change = serde_json::to_string(&request.change).map_err(|e| ChangeError::Failed(e.to_string()))?;
-    let base_hash = plan.before_hash();
+    let base_hash = write::base_hash(&plans);
     let id = proposals::insert(
         &journal.db,
         &NewProposal {
@@ -98,16 +110,17 @@ pub async fn propose(journal: &Arc<Journal>, request: &Request) -> Result<Propos
             tool: request.tool.clone(),
             arguments: request.arguments.to_string(),
             change,
-            path: plan.path.clone(),
+            path: request.path.clone(),
             base_hash: base_hash.clone(),
-            diff: plan.diff(),
+            diff: diff_of(&plans),
         },
     )
     .await?;
     Ok(Proposed {
         id,
-        path: plan.path,
+        path: request.path.clone(),
         base_hash,
+        notes: plans.into_iter().map(|p| p.path).collect(),
     })
 }
 
@@ -132,13 +145,13 @@ pub async fn preview(
     let request = stored_request(proposal, reader)?;
     let planned = plan(journal, &request, None).await;
     let current_hash = match &planned {
-        Ok(plan) => plan.before_hash(),
+        Ok(plans) => write::base_hash(plans),
         Err(_) => current_hash(journal, &proposal.path).await,
     };
     Ok(Preview {
         stale: current_hash != proposal.base_hash,
         current_hash,
-        diff_now: planned.map(|p| p.diff()).map_err(|e| e.to_string()),
+        diff_now: planned.map(|p| diff_of(&p)).map_err(|e| e.to_string()),
     })
 }
 
@@ -149,7 +162,7 @@ pub async fn accept(
     id: i64,
     reader: Option<Reader>,
     onto: Option<&str>,
-) -> Result<Written, ChangeError> {
+) -> Result<Made, ChangeError> {
     let _review = REVIEW.lock().await;
     let proposal = pending(journal, id).await?;
     let request = stored_request(&proposal, reader)?;
@@ -220,7 +233,45 @@ pub async fn revert(
         proposal_id: None,
         reverted: Some(version_id),
     };
-    commit_recorded(journal, plan, &record).await
+    let mut made = commit_recorded(journal, vec![plan], &record).await?;
+    Ok(made.remove(0))
+}
+
+/// Brings back every note an agent's deletion (`note_delete`, change `change_id`) took, where it was.
+/// All or nothing: when any of their paths is taken again, nothing is restored. The restore is kept
+/// in the history (and can be undone).
+pub async fn restore(journal: &Arc<Journal>, change_id: i64) -> Result<Vec<Written>, ChangeError> {
+    let _review = REVIEW.lock().await;
+    let versions = history::of_change(&journal.db, change_id).await?;
+    let not_found = || ChangeError::NotFound(format!("there is no deletion {change_id} in the trash"));
+    if versions.is_empty() || versions.iter().any(|(v, _)| v.tool != "note_delete") {
+        return Err(not_found());
+    }
+    let root = journal.notes.root().to_path_buf();
+    let plans = blocking(move || {
+        versions
+            .into_iter()
+            .map(|(v, before)| {
+                // "" expects no note there: a restore never replaces one.
+                write::plan_restore(&root, &v.path, before, Some("")).map_err(|error| match error {
+                    WriteError::Conflict { .. } | WriteError::NotCreatable(_) => WriteError::Refused(format!(
+                        "{} is taken again; move that note away first, or bring back this one alone with `journal \
+                         notes revert`",
+                        v.path
+                    )),
+                    other => other,
+                })
+            })
+            .collect::<Result<Vec<Plan>, WriteError>>()
+    })
+    .await?;
+    let record = ChangeRecord {
+        author: Author::owner(),
+        tool: "restore".into(),
+        proposal_id: None,
+        reverted: None,
+    };
+    commit_recorded(journal, plans, &record).await
 }
 
 /// One review at a time in this process: two windows accepting the same proposal apply it once.
@@ -267,37 +318,68 @@ async fn make(
     request: &Request,
     expected_hash: Option<String>,
     record: &ChangeRecord,
-) -> Result<Written, ChangeError> {
+) -> Result<Made, ChangeError> {
     let mut attempt = 1;
     loop {
-        let plan = plan(journal, request, expected_hash.clone()).await?;
-        match commit_recorded(journal, plan, record).await {
+        let plans = plan(journal, request, expected_hash.clone()).await?;
+        match commit_recorded(journal, plans, record).await {
             Err(ChangeError::Write(WriteError::Conflict { .. })) if expected_hash.is_none() && attempt < ATTEMPTS => {
                 attempt += 1;
             }
-            other => return other,
+            Err(error) => return Err(error),
+            Ok(notes) => {
+                if request.change == (Change::Delete { folder: true }) {
+                    let (root, folder) = (journal.notes.root().to_path_buf(), request.path.clone());
+                    let _ = tokio::task::spawn_blocking(move || write::remove_empty_folders(&root, &folder)).await;
+                }
+                let hash = match notes.as_slice() {
+                    [one] => one.hash.clone(),
+                    _ => None,
+                };
+                return Ok(Made {
+                    path: request.path.clone(),
+                    hash,
+                    notes,
+                });
+            }
         }
     }
 }
 
-async fn plan(journal: &Arc<Journal>, request: &Request, expected_hash: Option<String>) -> Result<Plan, ChangeError> {
+async fn plan(
+    journal: &Arc<Journal>,
+    request: &Request,
+    expected_hash: Option<String>,
+) -> Result<Vec<Plan>, ChangeError> {
     let root = journal.notes.root().to_path_buf();
     let (reader, path, change) = (request.reader.clone(), request.path.clone(), request.change.clone());
-    blocking(move || write::plan(&root, &reader, &path, &change, expected_hash.as_deref())).await
+    blocking(move || write::plan_all(&root, &reader, &path, &change, expected_hash.as_deref())).await
 }
 
-/// Records the version a plan replaces, commits it (forgetting the version if that fails), then
-/// syncs the catalog and keeps the history within its bounds.
-async fn commit_recorded(journal: &Arc<Journal>, plan: Plan, record: &ChangeRecord) -> Result<Written, ChangeError> {
-    let version = NewVersion {
-        path: plan.path.clone(),
-        new_path: plan.after.as_ref().map(|_| plan.path.clone()),
-        before: plan.before.clone(),
-        before_hash: plan.before_hash(),
-        after_hash: plan.after_hash(),
-    };
-    let change_id = history::record(&journal.db, record, &[version]).await?;
-    let written = match blocking(move || write::commit(plan)).await {
+/// The diff of every note a change touches, one after another.
+fn diff_of(plans: &[Plan]) -> String {
+    plans.iter().map(Plan::diff).collect()
+}
+
+/// Records the versions the plans replace, commits them (forgetting the versions if that fails),
+/// then syncs the catalog and keeps the history within its bounds.
+async fn commit_recorded(
+    journal: &Arc<Journal>,
+    plans: Vec<Plan>,
+    record: &ChangeRecord,
+) -> Result<Vec<Written>, ChangeError> {
+    let versions: Vec<NewVersion> = plans
+        .iter()
+        .map(|plan| NewVersion {
+            path: plan.path.clone(),
+            new_path: plan.after.as_ref().map(|_| plan.path.clone()),
+            before: plan.before.clone(),
+            before_hash: plan.before_hash(),
+            after_hash: plan.after_hash(),
+        })
+        .collect();
+    let change_id = history::record(&journal.db, record, &versions).await?;
+    let written = match blocking(move || write::commit_all(plans)).await {
         Ok(written) => written,
         Err(error) => {
             if let Err(forget) = history::forget(&journal.db, change_id).await {
@@ -309,7 +391,7 @@ async fn commit_recorded(journal: &Arc<Journal>, plan: Plan, record: &ChangeReco
     // The change is on disk (acknowledged from here on); the sync makes it visible to reads and
     // searches. A failed sync is retried by the upkeep and does not undo the change.
     if let Err(error) = journal.sync().await {
-        tracing::warn!(%error, path = %written.path, "a changed note is not in the catalog yet; the upkeep retries");
+        tracing::warn!(%error, "a changed note is not in the catalog yet; the upkeep retries");
     }
     prune(journal).await;
     Ok(written)

@@ -190,6 +190,33 @@ pub async fn get(pool: &Pool, id: i64) -> Result<Option<(Version, Option<Vec<u8>
     Ok(row.map(|row| (version_of(&row), row.get(13))))
 }
 
+/// Every version of one change, with the files they keep.
+pub async fn of_change(pool: &Pool, change_id: i64) -> Result<Vec<(Version, Option<Vec<u8>>)>, sqlx::Error> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {VERSION_COLUMNS}, v.before FROM note_versions v JOIN note_changes c ON c.id = v.change_id
+         WHERE v.change_id = ? ORDER BY v.path"
+    )))
+    .bind(change_id)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.iter().map(|row| (version_of(row), row.get(13))).collect())
+}
+
+/// The trash: the deletions agents made (`note_delete`), newest first, each with the notes it took.
+pub async fn deletions(pool: &Pool, limit: i64) -> Result<Vec<(i64, Vec<Version>)>, sqlx::Error> {
+    let ids: Vec<i64> =
+        sqlx::query_scalar("SELECT id FROM note_changes WHERE tool = 'note_delete' ORDER BY id DESC LIMIT ?")
+            .bind(limit)
+            .fetch_all(pool)
+            .await?;
+    let mut out = Vec::new();
+    for id in ids {
+        let versions = of_change(pool, id).await?.into_iter().map(|(v, _)| v).collect();
+        out.push((id, versions));
+    }
+    Ok(out)
+}
+
 /// Drops versions older than `KEEP_DAYS`, then the oldest while the kept files exceed
 /// `KEEP_BYTES`. Answers how many versions went.
 pub async fn prune(pool: &Pool, now: i64) -> Result<u64, sqlx::Error> {

@@ -43,7 +43,15 @@ pub enum Change {
         op: SectionOp,
         content: String,
     },
+    /// The note removed (it stays in the history: the trash); with `folder`, every note in the
+    /// folder the agent may change.
+    Delete {
+        folder: bool,
+    },
 }
+
+/// At most this many notes go in one deletion of a folder.
+pub const MAX_DELETED_NOTES: usize = 1000;
 
 /// What a write did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,6 +137,81 @@ pub fn apply(
     expected_hash: Option<&str>,
 ) -> Result<Written, WriteError> {
     commit(plan(root, reader, path, change, expected_hash)?)
+}
+
+/// Checks `change` against every rule and works out every file it changes (several for a folder),
+/// changing nothing. `expected_hash` is compared with `base_hash` of the plans.
+pub fn plan_all(
+    root: &Path,
+    reader: &Reader,
+    path: &str,
+    change: &Change,
+    expected_hash: Option<&str>,
+) -> Result<Vec<Plan>, WriteError> {
+    if *change != (Change::Delete { folder: true }) {
+        return Ok(vec![plan(root, reader, path, change, expected_hash)?]);
+    }
+    let plans = plan_folder_delete(root, reader, path)?;
+    let hash = base_hash(&plans);
+    if let Some(expected) = expected_hash
+        && hash.as_deref() != Some(expected)
+    {
+        return Err(WriteError::Conflict {
+            current: hash.unwrap_or_default(),
+        });
+    }
+    Ok(plans)
+}
+
+/// What a set of plans changes, as one hash: the one note's hash, or for several a SHA-256 over
+/// each note's path and hash (so a proposal over a folder notices a change to any of its notes).
+pub fn base_hash(plans: &[Plan]) -> Option<String> {
+    match plans {
+        [one] => one.before_hash(),
+        many => {
+            let mut lines: Vec<String> = many
+                .iter()
+                .map(|p| format!("{}\0{}\n", p.path, p.before_hash().unwrap_or_default()))
+                .collect();
+            lines.sort();
+            Some(hash_hex(lines.concat().as_bytes()))
+        }
+    }
+}
+
+/// Makes planned changes in order; when one fails, those already made are put back as they were.
+pub fn commit_all(plans: Vec<Plan>) -> Result<Vec<Written>, WriteError> {
+    let mut made: Vec<(PathBuf, Option<Vec<u8>>, Option<fs::Permissions>)> = Vec::new();
+    let mut written = Vec::new();
+    for plan in plans {
+        let undo = (plan.file.clone(), plan.before.clone(), plan.permissions.clone());
+        match commit(plan) {
+            Ok(done) => {
+                made.push(undo);
+                written.push(done);
+            }
+            Err(error) => {
+                for (file, before, permissions) in made.into_iter().rev() {
+                    put_back(&file, before.as_deref(), permissions);
+                }
+                return Err(error);
+            }
+        }
+    }
+    Ok(written)
+}
+
+fn put_back(file: &Path, before: Option<&[u8]>, permissions: Option<fs::Permissions>) {
+    let result = match before {
+        Some(bytes) => fsio::write_atomic(file, bytes).and_then(|()| match permissions {
+            Some(p) => fs::set_permissions(file, p),
+            None => Ok(()),
+        }),
+        None => fsio::remove_durable(file),
+    };
+    if let Err(error) = result {
+        tracing::error!(%error, file = %file.display(), "a change made before a failed one could not be put back");
+    }
 }
 
 /// Checks `change` against every rule and works out the new text, changing nothing.
@@ -294,15 +377,133 @@ fn plan_update(
         }
     }
     let text = std::str::from_utf8(&bytes).map_err(|_| missing())?;
-    let new = changed(text, change)?;
-    check_result(path, &new, reader)?;
+    let new = match change {
+        Change::Delete { .. } => None,
+        _ => {
+            let new = changed(text, change)?;
+            check_result(path, &new, reader)?;
+            Some(new)
+        }
+    };
     Ok(Plan {
         path: path.to_string(),
         file,
         before: Some(bytes),
-        after: Some(new),
+        after: new,
         permissions: Some(meta.permissions()),
     })
+}
+
+/// Every note in `folder` (and below) that `reader` may change, planned for removal. Notes it may
+/// not see, quarantined folders, links and other files stay where they are and are not named; a
+/// read-only note refuses the whole deletion. A folder with no note the reader can see answers as a
+/// missing one.
+fn plan_folder_delete(root: &Path, reader: &Reader, folder: &str) -> Result<Vec<Plan>, WriteError> {
+    let missing = || missing(folder);
+    if folder.is_empty() || rules::quarantined(&format!("{folder}/x.md")) {
+        return Err(missing());
+    }
+    let dir = within(root, &format!("{folder}/x.md"))
+        .and_then(|file| file.parent().map(Path::to_path_buf))
+        .ok_or_else(missing)?;
+    if !fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+        return Err(missing());
+    }
+    let mut plans = Vec::new();
+    let mut folders = vec![(dir, folder.to_string())];
+    while let Some((dir, relative)) = folders.pop() {
+        let entries = fs::read_dir(&dir).map_err(|e| WriteError::Io(e.to_string()))?;
+        let mut names: Vec<(String, fs::Metadata)> = entries
+            .filter_map(Result::ok)
+            .filter_map(|e| Some((e.file_name().into_string().ok()?, e.metadata().ok()?)))
+            .collect();
+        names.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, meta) in names {
+            let path = format!("{relative}/{name}");
+            let file = dir.join(&name);
+            if meta.is_dir() {
+                if !rules::quarantined(&format!("{path}/x.md")) {
+                    folders.push((file, path));
+                }
+                continue;
+            }
+            if !rules::is_note_path(&path) || rules::quarantined(&path) {
+                continue;
+            }
+            let Some((bytes, note)) = current(&file, &path, &meta) else {
+                continue;
+            };
+            match sight(&note, reader) {
+                Sight::Hidden => continue,
+                Sight::ReadOnly => return Err(WriteError::ReadOnly(path)),
+                Sight::Open => {}
+            }
+            if plans.len() == MAX_DELETED_NOTES {
+                return Err(WriteError::Refused(format!(
+                    "the folder holds more than {MAX_DELETED_NOTES} notes; delete its folders one at a time"
+                )));
+            }
+            plans.push(Plan {
+                path,
+                file,
+                before: Some(bytes),
+                after: None,
+                permissions: Some(meta.permissions()),
+            });
+        }
+    }
+    if plans.is_empty() {
+        return Err(missing());
+    }
+    plans.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(plans)
+}
+
+/// Removes the folders under (and including) `folder` that a deletion left empty; anything else
+/// stays. Best effort: a folder that cannot be removed is simply left.
+pub fn remove_empty_folders(root: &Path, folder: &str) {
+    let Some(dir) = within(root, &format!("{folder}/x.md")).and_then(|f| f.parent().map(Path::to_path_buf)) else {
+        return;
+    };
+    fn prune(dir: &Path) {
+        let Ok(entries) = fs::read_dir(dir) else { return };
+        for entry in entries.filter_map(Result::ok) {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                prune(&entry.path());
+            }
+        }
+        // Fails (and leaves it) unless empty.
+        let _ = fs::remove_dir(dir);
+    }
+    prune(&dir);
+}
+
+/// What `note_delete` was given, as typed: a path ending in `/` is a folder, one ending in `.md` a
+/// note; otherwise a folder when a real folder is there, else a note. Answers the normalized path
+/// and whether it is a folder.
+pub fn delete_target(root: &Path, typed: &str) -> Result<(String, bool), rules::PathError> {
+    let trimmed = typed.trim();
+    if trimmed.ends_with('/') {
+        let folder = rules::typed_folder(trimmed)?;
+        if folder.is_empty() {
+            return Err(rules::PathError(
+                "path names the whole notes folder; give a note or a folder inside it".into(),
+            ));
+        }
+        return Ok((folder, true));
+    }
+    if trimmed.ends_with(".md") {
+        return Ok((rules::typed_note_path(trimmed)?, false));
+    }
+    if let Ok(folder) = rules::typed_folder(trimmed)
+        && !folder.is_empty()
+        && within(root, &format!("{folder}/x.md"))
+            .and_then(|f| f.parent().map(|d| fs::symlink_metadata(d).is_ok_and(|m| m.is_dir())))
+            .unwrap_or(false)
+    {
+        return Ok((folder, true));
+    }
+    Ok((rules::typed_note_path(trimmed)?, false))
 }
 
 /// The answer for a note that is not there for this writer, whatever the reason.
@@ -329,6 +530,8 @@ fn changed(text: &str, change: &Change) -> Result<String, EditError> {
             ensure_newline,
         } => edit::append(text, addition, *ensure_newline),
         Change::EditSection { place, op, content } => edit::edit_section(text, place, *op, content),
+        // Planned apart: a deletion has no new text.
+        Change::Delete { .. } => Ok(String::new()),
     }
 }
 

@@ -17,6 +17,7 @@ pub mod my_proposals;
 pub mod note_append;
 pub mod note_change;
 pub mod note_create;
+pub mod note_delete;
 pub mod note_edit_section;
 pub mod note_read;
 pub mod note_set_properties;
@@ -69,7 +70,7 @@ pub struct ToolDef {
 }
 
 /// Every tool, in the order `tools/list` shows them.
-pub const ALL: [&ToolDef; 20] = [
+pub const ALL: [&ToolDef; 21] = [
     &save_memory::DEF,
     &recall_memory::DEF,
     &list_facets::DEF,
@@ -87,6 +88,7 @@ pub const ALL: [&ToolDef; 20] = [
     &note_append::DEF,
     &note_edit_section::DEF,
     &note_set_properties::DEF,
+    &note_delete::DEF,
     &my_proposals::DEF,
     &skills_list::DEF,
     &skill_read::DEF,
@@ -238,6 +240,7 @@ pub async fn call(name: &str, arguments: Value, context: &ToolContext<'_>) -> Re
         "note_append" => note_append::run(context, parse(arguments.clone())?, arguments).await,
         "note_edit_section" => note_edit_section::run(context, parse(arguments.clone())?, arguments).await,
         "note_set_properties" => note_set_properties::run(context, parse(arguments.clone())?, arguments).await,
+        "note_delete" => note_delete::run(context, parse(arguments.clone())?, arguments).await,
         "my_proposals" => my_proposals::run(context, parse(arguments)?).await,
         "skills_list" => skills_list::run(context, parse(arguments)?).await,
         "skill_read" => skill_read::run(context, parse(arguments)?).await,

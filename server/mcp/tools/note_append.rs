@@ -43,5 +43,5 @@ pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) 
         text: args.text,
         ensure_newline: args.ensure_newline,
     };
-    note_change::apply(context, DEF.name, raw, args.path, change, None).await
+    note_change::apply(context, DEF.name, raw, args.path.into_string(), change, None).await
 }

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::args::{ExpectedHash, NotePath};
+use super::args::ExpectedHash;
 use super::{ToolContext, ToolError, ToolOutput};
 use crate::auth::WriteMode;
 use crate::journal::notes::changes::{self, ChangeError, Request};
@@ -17,8 +17,9 @@ use crate::journal::notes::write::{Change, WriteError};
 /// What a note write answers.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Output {
-    /// "written": the change is in the note. "proposed": nothing changed yet; the owner reviews the
-    /// change (my_proposals tells the outcome).
+    /// "written": the change is in the note. "deleted": the note (or the folder's notes) went to the
+    /// journal's trash. "proposed": nothing changed yet; the owner reviews the change (my_proposals
+    /// tells the outcome).
     pub status: String,
     /// The note's path from the top of the notes folder.
     pub path: String,
@@ -29,6 +30,9 @@ pub struct Output {
     /// The proposal's id, when proposed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proposal_id: Option<i64>,
+    /// The notes a deletion removed (or, proposed, would remove).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Asks for `change` to the note at `path` as the calling connection, by its write mode.
@@ -37,7 +41,7 @@ pub async fn apply(
     context: &ToolContext<'_>,
     tool: &str,
     arguments: Value,
-    path: NotePath,
+    path: String,
     change: Change,
     expected_hash: Option<ExpectedHash>,
 ) -> Result<ToolOutput, ToolError> {
@@ -47,18 +51,24 @@ pub async fn apply(
         reader: context.reader(),
         tool: tool.to_string(),
         arguments,
-        path: path.into_string(),
+        path,
         change,
         expected_hash: expected_hash.map(|h| h.as_str().to_string()),
     };
+    let deletion = matches!(request.change, Change::Delete { .. });
     let output = match connection.grant.write_mode {
         WriteMode::Force => {
-            let written = changes::apply(context.journal, &request).await.map_err(refusal)?;
+            let made = changes::apply(context.journal, &request).await.map_err(refusal)?;
             Output {
-                status: "written".into(),
-                path: written.path,
-                hash: written.hash,
+                status: if deletion { "deleted" } else { "written" }.into(),
+                path: made.path,
+                hash: made.hash,
                 proposal_id: None,
+                notes: if deletion {
+                    made.notes.into_iter().map(|w| w.path).collect()
+                } else {
+                    Vec::new()
+                },
             }
         }
         WriteMode::Propose => {
@@ -68,6 +78,7 @@ pub async fn apply(
                 path: proposed.path,
                 hash: proposed.base_hash,
                 proposal_id: Some(proposed.id),
+                notes: if deletion { proposed.notes } else { Vec::new() },
             }
         }
         // Not offered; checked again here so that no path can write without a mode.

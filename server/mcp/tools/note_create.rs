@@ -34,5 +34,5 @@ pub struct Args {
 
 pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) -> Result<ToolOutput, ToolError> {
     let change = Change::Create { content: args.content };
-    note_change::apply(context, DEF.name, raw, args.path, change, None).await
+    note_change::apply(context, DEF.name, raw, args.path.into_string(), change, None).await
 }

@@ -75,5 +75,13 @@ pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) 
         op,
         content: args.content,
     };
-    note_change::apply(context, DEF.name, raw, args.path, change, args.expected_hash).await
+    note_change::apply(
+        context,
+        DEF.name,
+        raw,
+        args.path.into_string(),
+        change,
+        args.expected_hash,
+    )
+    .await
 }

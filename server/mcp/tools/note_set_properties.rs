@@ -41,5 +41,5 @@ pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) 
         body: None,
         patch: Some(args.properties),
     };
-    note_change::apply(context, DEF.name, raw, args.path, change, None).await
+    note_change::apply(context, DEF.name, raw, args.path.into_string(), change, None).await
 }
