@@ -137,7 +137,7 @@ async fn revert(journal_dir: &Path, path: &str, version: i64) -> anyhow::Result<
     let path = note_path(path)?;
     let journal = super::open_for_access(journal_dir).await?;
     match history::get(&journal.db, version).await? {
-        Some((v, _)) if v.path == path || v.new_path.as_deref() == Some(path.as_str()) => {}
+        Some((v, _)) if v.touches(&path) => {}
         _ => anyhow::bail!("{path} has no version {version}; `journal notes history {path}` lists its versions"),
     }
     let written = changes::revert(&journal, version, None).await?;

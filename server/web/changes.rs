@@ -121,7 +121,7 @@ pub async fn revert(
     // Empty: no note there when the page was shown; the undo may then only create it.
     let expected = seen.unwrap_or_default();
     match history::get(&state.journal.db, version).await {
-        Ok(Some((v, _))) if v.path == path || v.new_path.as_deref() == Some(path.as_str()) => {}
+        Ok(Some((v, _))) if v.touches(&path) => {}
         Ok(_) => return malformed(),
         Err(error) => return failed(ChangeError::Db(error)),
     }

@@ -88,6 +88,13 @@ pub struct Version {
     pub size: i64,
 }
 
+impl Version {
+    /// Whether this version is of the note at `path` (where it was, or where the change put it).
+    pub fn touches(&self, path: &str) -> bool {
+        self.path == path || self.new_path.as_deref() == Some(path)
+    }
+}
+
 /// Records a change and its versions; answers the change's id.
 pub async fn record(pool: &Pool, change: &ChangeRecord, versions: &[NewVersion]) -> Result<i64, sqlx::Error> {
     let mut tx = db::begin_write(pool).await?;

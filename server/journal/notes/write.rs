@@ -403,9 +403,7 @@ fn plan_folder_delete(root: &Path, reader: &Reader, folder: &str) -> Result<Vec<
     if folder.is_empty() || rules::quarantined(&format!("{folder}/x.md")) {
         return Err(missing());
     }
-    let dir = within(root, &format!("{folder}/x.md"))
-        .and_then(|file| file.parent().map(Path::to_path_buf))
-        .ok_or_else(missing)?;
+    let dir = folder_within(root, folder).ok_or_else(missing)?;
     if !fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
         return Err(missing());
     }
@@ -462,7 +460,7 @@ fn plan_folder_delete(root: &Path, reader: &Reader, folder: &str) -> Result<Vec<
 /// Removes the folders under (and including) `folder` that a deletion left empty; anything else
 /// stays. Best effort: a folder that cannot be removed is simply left.
 pub fn remove_empty_folders(root: &Path, folder: &str) {
-    let Some(dir) = within(root, &format!("{folder}/x.md")).and_then(|f| f.parent().map(Path::to_path_buf)) else {
+    let Some(dir) = folder_within(root, folder) else {
         return;
     };
     fn prune(dir: &Path) {
@@ -497,9 +495,7 @@ pub fn delete_target(root: &Path, typed: &str) -> Result<(String, bool), rules::
     }
     if let Ok(folder) = rules::typed_folder(trimmed)
         && !folder.is_empty()
-        && within(root, &format!("{folder}/x.md"))
-            .and_then(|f| f.parent().map(|d| fs::symlink_metadata(d).is_ok_and(|m| m.is_dir())))
-            .unwrap_or(false)
+        && folder_within(root, &folder).is_some_and(|d| fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()))
     {
         return Ok((folder, true));
     }
@@ -569,6 +565,11 @@ fn within(root: &Path, path: &str) -> Option<PathBuf> {
     }
     at.push(name);
     Some(at)
+}
+
+/// The folder at `folder` under `root`, when every folder on the way is a real folder (`within`).
+fn folder_within(root: &Path, folder: &str) -> Option<PathBuf> {
+    within(root, &format!("{folder}/x.md")).and_then(|file| file.parent().map(Path::to_path_buf))
 }
 
 /// A regular file's bytes and the note they make, if readable as one.
