@@ -107,7 +107,9 @@ async fn history(journal_dir: &Path, path: &str) -> anyhow::Result<()> {
         let what = match (&v.before_hash, &v.new_path) {
             (None, _) => "created".to_string(),
             (_, None) => "deleted".to_string(),
+            (_, Some(to)) if *to == path => format!("moved here from {}", v.path),
             (_, Some(to)) if *to != v.path => format!("moved to {to}"),
+            _ if v.tool == "note_move" => "links updated".to_string(),
             _ => "changed".to_string(),
         };
         let by = if v.label.is_empty() {
@@ -139,9 +141,13 @@ async fn revert(journal_dir: &Path, path: &str, version: i64) -> anyhow::Result<
     match history::get(&journal.db, version).await? {
         Some((v, _)) if v.touches(&path) => {}
         _ => anyhow::bail!("{path} has no version {version}; `journal notes history {path}` lists its versions"),
-    }
+    };
     let written = changes::revert(&journal, version, None).await?;
     match written.hash {
+        Some(_) if written.moved_from.is_some() => println!(
+            "{} is back where it was before version {version}, and the links the move updated are as they were",
+            written.path
+        ),
         Some(_) => println!("{} is back as it was before version {version}", written.path),
         None => println!(
             "{} is removed again, as before version {version} created it",

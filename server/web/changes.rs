@@ -3,7 +3,11 @@
 //! over the note as the page showed it (the form carries its hash), and is itself kept in the
 //! history.
 //!
-//! Undo goes through `notes::changes::revert`, the function behind `journal notes revert`.
+//! The changes page also holds the trash: every deletion an agent made, with a button that brings
+//! its notes back where they were.
+//!
+//! Undo goes through `notes::changes::revert`, the function behind `journal notes revert`; a
+//! restore through `notes::changes::restore`, behind `journal trash restore`.
 
 use askama::Template;
 use axum::extract::{Path, RawQuery, State};
@@ -38,6 +42,23 @@ pub struct ChangeRow {
     pub path_query: String,
 }
 
+/// One deletion in the trash.
+pub struct TrashRow {
+    pub id: i64,
+    pub at: String,
+    pub by: String,
+    /// The notes it took (the first few).
+    pub notes: Vec<String>,
+    /// How many more it took.
+    pub more: usize,
+    /// Every note of it is back in place (restored, or put back by hand).
+    pub back: bool,
+}
+
+/// How many deletions the trash shows, and how many notes of each.
+const TRASH: i64 = 50;
+const TRASH_NOTES: usize = 5;
+
 /// One version on a note's page: the change and its diff.
 pub struct VersionView {
     pub row: ChangeRow,
@@ -54,8 +75,11 @@ struct ChangesPage {
     base: String,
     section: &'static str,
     rows: Vec<ChangeRow>,
+    trash: Vec<TrashRow>,
     keep_days: i64,
     keep_mib: i64,
+    notice: Option<&'static str>,
+    error: Option<String>,
 }
 
 #[derive(Template)]
@@ -75,21 +99,83 @@ struct NotePage {
 }
 
 /// `GET /app/changes`.
-pub async fn list(State(state): State<AppState>, owner: Owner) -> Response {
-    let versions = match history::recent(&state.journal.db, RECENT).await {
-        Ok(versions) => versions,
-        Err(error) => return failed(ChangeError::Db(error)),
+pub async fn list(State(state): State<AppState>, owner: Owner, RawQuery(query): RawQuery) -> Response {
+    let params = Params::parse(query.unwrap_or_default().as_bytes());
+    let Ok(notice) = params.one("notice") else {
+        return malformed();
     };
+    let notice = Notice::parse(notice, &[Notice::Restored]).map(Notice::text);
+    render_list(&state, &owner, notice, None, StatusCode::OK).await
+}
+
+/// `POST /app/trash/{change}/restore`: every note of an agent's deletion back where it was, all or
+/// nothing.
+pub async fn restore(
+    State(state): State<AppState>,
+    Path((_, change)): Path<(String, i64)>,
+    form: OwnerForm,
+) -> Response {
+    match changes::restore(&state.journal, change).await {
+        Ok(_) => Redirect::to(&format!(
+            "{}/changes?notice={}",
+            form.owner.base,
+            Notice::Restored.as_str()
+        ))
+        .into_response(),
+        Err(error @ (ChangeError::Db(_) | ChangeError::Failed(_))) => failed(error),
+        Err(other) => {
+            let code = match other {
+                ChangeError::NotFound(_) => StatusCode::NOT_FOUND,
+                _ => StatusCode::CONFLICT,
+            };
+            let message = format!("Nothing was restored: {other}");
+            render_list(&state, &form.owner, None, Some(message), code).await
+        }
+    }
+}
+
+async fn render_list(
+    state: &AppState,
+    owner: &Owner,
+    notice: Option<&'static str>,
+    error: Option<String>,
+    code: StatusCode,
+) -> Response {
+    let db = &state.journal.db;
+    let (versions, deletions) = match (history::recent(db, RECENT).await, history::deletions(db, TRASH).await) {
+        (Ok(versions), Ok(deletions)) => (versions, deletions),
+        (Err(error), _) | (_, Err(error)) => return failed(ChangeError::Db(error)),
+    };
+    let root = state.journal.notes.root();
+    let trash = deletions
+        .into_iter()
+        .filter_map(|(id, versions)| {
+            let first = versions.first()?;
+            // A few stats per row, for at most TRASH rows: cheap enough for the async thread.
+            let back = versions.iter().all(|v| root.join(&v.path).exists());
+            Some(TrashRow {
+                id,
+                at: format_timestamp(first.at),
+                by: by(first),
+                notes: versions.iter().take(TRASH_NOTES).map(|v| v.path.clone()).collect(),
+                more: versions.len().saturating_sub(TRASH_NOTES),
+                back,
+            })
+        })
+        .collect();
     let page = ChangesPage {
         nonce: page::nonce(),
         csrf: owner.csrf.clone(),
         base: owner.base.clone(),
         section: "changes",
         rows: versions.iter().map(row).collect(),
+        trash,
         keep_days: history::KEEP_DAYS,
         keep_mib: history::KEEP_BYTES / (1024 * 1024),
+        notice,
+        error,
     };
-    page::html(StatusCode::OK, &page, &page.nonce.clone(), None)
+    page::html(code, &page, &page.nonce.clone(), None)
 }
 
 /// `GET /app/changes/note?path=P`.
@@ -183,7 +269,11 @@ async fn render_note(
         let diff = made.map(|made| {
             let old = before.as_deref().map(String::from_utf8_lossy);
             let new = made.as_deref().map(String::from_utf8_lossy);
-            diff_lines(&diff::unified(path, old.as_deref(), new.as_deref()))
+            let text = match v.new_path.as_deref() {
+                Some(to) if v.moved() => diff::moved(&v.path, to, old.as_deref(), new.as_deref()),
+                _ => diff::unified(path, old.as_deref(), new.as_deref()),
+            };
+            diff_lines(&text)
         });
         views.push(VersionView { row: row(v), diff });
         after = Some((v.before_hash.clone(), before));
@@ -203,12 +293,16 @@ async fn render_note(
     page::html(code, &page, &page.nonce.clone(), None)
 }
 
-fn row(v: &Version) -> ChangeRow {
-    let by = if v.label.is_empty() {
+fn by(v: &Version) -> String {
+    if v.label.is_empty() {
         "you".to_string()
     } else {
         format!("{} ({})", v.label, v.actor)
-    };
+    }
+}
+
+fn row(v: &Version) -> ChangeRow {
+    let by = by(v);
     let mut how = match v.tool.as_str() {
         "revert" => "undo".to_string(),
         tool => tool.to_string(),
@@ -228,6 +322,8 @@ fn row(v: &Version) -> ChangeRow {
         what: match (&v.before_hash, &v.new_path) {
             (None, _) => "created",
             (_, None) => "deleted",
+            _ if v.moved() => "moved",
+            _ if v.tool == "note_move" => "links updated",
             _ => "changed",
         },
         path_query: query_escape(&path),

@@ -61,6 +61,7 @@ pub fn router() -> Router<AppState> {
         .route("/{place}/changes", get(changes::list))
         .route("/{place}/changes/note", get(changes::note_page))
         .route("/{place}/changes/{version}/revert", post(changes::revert))
+        .route("/{place}/trash/{change}/restore", post(changes::restore))
         .route("/{place}/signout", post(signin::sign_out))
         .fallback(session::elsewhere);
     Router::new()

@@ -12,11 +12,12 @@ pub enum Notice {
     Rejected,
     SomeStale,
     Reverted,
+    Restored,
 }
 
 impl Notice {
     #[cfg(test)]
-    const ALL: [Notice; 7] = [
+    const ALL: [Notice; 8] = [
         Notice::CodeClosed,
         Notice::GrantSaved,
         Notice::Revoked,
@@ -24,6 +25,7 @@ impl Notice {
         Notice::Rejected,
         Notice::SomeStale,
         Notice::Reverted,
+        Notice::Restored,
     ];
 
     /// The word in the redirect's query.
@@ -36,6 +38,7 @@ impl Notice {
             Notice::Rejected => "rejected",
             Notice::SomeStale => "left",
             Notice::Reverted => "reverted",
+            Notice::Restored => "restored",
         }
     }
 
@@ -58,6 +61,9 @@ impl Notice {
                  since, or a rule now refuses them): review each."
             }
             Notice::Reverted => "Undone: the note is back as it was before that change. The undo can be undone too.",
+            Notice::Restored => {
+                "Restored: the deleted notes are back where they were. The restore is in the history and can be undone too."
+            }
         }
     }
 }

@@ -117,3 +117,52 @@ test('the owner accepts, rejects, resolves a conflict and undoes agents\' change
   assert.match(await page.locator('article.version h3').first().innerText(), /by you/);
   assert.deepEqual(scriptErrors, []);
 });
+
+test('the owner undoes an agent\'s move and restores its deletion from the trash in a real browser', async (t) => {
+  const { home, origin, addr, browser } = await sampleApp(t, 'journal-trash-');
+  const notes = join(home, 'notes');
+  const key = journal(home, 'mcp', 'token', 'create', '--label', 'tidier').trim().split('\n').pop();
+  journal(home, 'mcp', 'permission', 'set', '--token', 'tidier', '--category', 'notes', '--write', 'force');
+  const call = await mcpSession(origin, key);
+  const ideas = readFileSync(join(notes, 'Ideas.md'), 'utf8');
+  const quotes = readFileSync(join(notes, 'Quotes.md'), 'utf8');
+
+  const moved = await call('note_move', { from: 'Ideas.md', to: 'Someday/Ideas later.md' });
+  assert.equal(moved.status, 'moved');
+  assert.ok(moved.links_updated.length > 0, 'the demo links [[Ideas]] from its hub note');
+  const linker = moved.links_updated[0];
+  const deleted = await call('note_delete', { path: 'Quotes.md', confirm: true });
+  assert.equal(deleted.status, 'deleted');
+
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const scriptErrors = [];
+  page.on('pageerror', (error) => scriptErrors.push(String(error)));
+  const link = journal(home, 'app', '--no-open', '--local-addr', addr).trim().split('\n').pop();
+  await page.goto(link);
+  await page.click('button[type=submit]');
+  await page.waitForURL(new RegExp(`^${origin.replace(/\./g, '\\.')}/app/[A-Za-z0-9_-]{22}/$`));
+  const app = `${origin}${new URL(page.url()).pathname.replace(/\/$/, '')}`;
+
+  // The changes page lists the move and the deletion; the trash holds the deleted note.
+  await page.goto(`${app}/changes`);
+  assert.match(await page.locator('table').first().innerText(), /moved/);
+  const trash = page.locator('#trash');
+  assert.match(await trash.innerText(), /Quotes\.md/);
+  await page.screenshot({ path: join(ARTIFACTS, 'app-changes-trash.png'), fullPage: true });
+  await trash.locator('button', { hasText: 'Restore' }).click();
+  await page.waitForURL(/notice=restored/);
+  assert.match(await page.locator('.notice').innerText(), /Restored/);
+  assert.equal(readFileSync(join(notes, 'Quotes.md'), 'utf8'), quotes, 'back, byte for byte');
+  assert.match(await page.locator('#trash').innerText(), /back in place/);
+
+  // Undo the move from the moved note's page: the note and the links go back as they were.
+  await page.locator('a', { hasText: 'Someday/Ideas later.md' }).first().click();
+  await page.waitForURL(/\/changes\/note\?path=Someday/);
+  assert.match(await page.locator('pre.diff').first().innerText(), /rename from Ideas\.md/);
+  await page.locator('button', { hasText: /^Undo #/ }).first().click();
+  await page.waitForURL(/notice=reverted/);
+  assert.equal(readFileSync(join(notes, 'Ideas.md'), 'utf8'), ideas);
+  assert.match(readFileSync(join(notes, linker), 'utf8'), /\[\[Ideas\]\]/);
+  assert.deepEqual(scriptErrors, []);
+});

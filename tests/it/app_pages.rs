@@ -838,3 +838,67 @@ async fn proposal_and_undo_forms_decide_and_refuse_without_changing_anything_els
             .contains("- two")
     );
 }
+
+#[tokio::test]
+async fn the_trash_on_the_changes_page_restores_a_deletion_once_and_never_over_a_taken_path() {
+    let server = TestServer::start().await;
+    let key = server.key("tidier", &["notes"], None).await;
+    let id = connections::find_key(&server.journal.db, "tidier").await.unwrap().id;
+    let notes = [journal::auth::Category::Notes].into_iter().collect();
+    connections::set_grant(&server.journal.db, &id, &notes, None, journal::auth::WriteMode::Force)
+        .await
+        .unwrap();
+    let client = Client::connected(&server.url(), &key).await;
+    let ideas = server.root().join("notes/Ideas.md");
+    let original = std::fs::read(&ideas).unwrap();
+    client
+        .ok("note_delete", json!({"path": "Ideas.md", "confirm": true}))
+        .await;
+    assert!(!ideas.exists());
+    let owner = owner_of(&server).await;
+    let page = text(&get(&server, "/app/changes", Some(&owner.secret)).await);
+    let change = journal::journal::notes::history::deletions(&server.journal.db, 1)
+        .await
+        .unwrap()[0]
+        .0;
+    let restore = format!("/app/trash/{change}/restore");
+    assert!(
+        page.contains(&format!("/trash/{change}/restore\"")) && page.contains("<code>Ideas.md</code>"),
+        "{page}"
+    );
+
+    // Taken again by the owner's own note: nothing restored, nothing replaced.
+    std::fs::write(&ideas, "the owner's new ideas\n").unwrap();
+    let taken = submit(&server, &owner, &restore, "").await;
+    assert_eq!(taken.status, StatusCode::CONFLICT);
+    assert!(text(&taken).contains("Ideas.md is taken again"), "{}", text(&taken));
+    assert_eq!(std::fs::read_to_string(&ideas).unwrap(), "the owner's new ideas\n");
+    let missing = submit(&server, &owner, "/app/trash/99999/restore", "").await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    let forged = post_form(
+        &server,
+        &restore,
+        Some(&owner.secret),
+        Some(&own_origin(&server)),
+        "csrf=wrong",
+    )
+    .await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+
+    std::fs::remove_file(&ideas).unwrap();
+    let restored = submit(&server, &owner, &restore, "").await;
+    assert_eq!(restored.status, StatusCode::SEE_OTHER);
+    assert!(
+        restored
+            .header("location")
+            .unwrap()
+            .ends_with("/changes?notice=restored")
+    );
+    assert_eq!(std::fs::read(&ideas).unwrap(), original, "back, byte for byte");
+    let page = text(&get(&server, "/app/changes?notice=restored", Some(&owner.secret)).await);
+    assert!(
+        page.contains("Restored: the deleted notes are back") && page.contains("back in place"),
+        "{page}"
+    );
+    assert!(!page.contains(&format!("/trash/{change}/restore\"")));
+}

@@ -519,3 +519,149 @@ async fn a_proposed_folder_deletion_notices_a_change_to_any_of_its_notes() {
         "what the agent may not see stays"
     );
 }
+
+#[tokio::test]
+async fn a_folder_move_keeps_links_is_proposed_accepted_and_undone_whole() {
+    let server = TestServer::start().await;
+    let notes = server.root().join("notes");
+    std::fs::create_dir_all(notes.join("Garden/beds")).unwrap();
+    put(
+        &server,
+        "Garden/plan.md",
+        "---\nid: garden-plan\n---\n# Plan\nBeds: [[tomatoes]], [photo](beds/p%201.png)\n",
+    );
+    put(
+        &server,
+        "Garden/beds/tomatoes.md",
+        "# Tomatoes\nBack to [the plan](../plan.md).\n",
+    );
+    put(&server, "Garden/beds/secret.md", "---\naccess: private\n---\nhidden\n");
+    std::fs::write(notes.join("Garden/beds/p 1.png"), b"png").unwrap();
+    put(
+        &server,
+        "Links.md",
+        "See [[Garden/plan|the plan]] and [beds](Garden/beds/tomatoes.md#Sowing).\n",
+    );
+    server.journal.sync().await.unwrap();
+    let links_before = file(&server, "Links.md");
+
+    // Proposed: nothing moves; the owner accepts, and the move is made as the agent's.
+    let (proposer, proposer_id) = writer(&server, "suggester", WriteMode::Propose).await;
+    let proposed = proposer
+        .ok("note_move", json!({"from": "Garden/", "to": "Archive/Garden 2026"}))
+        .await;
+    assert_eq!(proposed["status"], "proposed", "{proposed}");
+    assert_eq!(
+        proposed["notes"],
+        json!(["Archive/Garden 2026/beds/tomatoes.md", "Archive/Garden 2026/plan.md"])
+    );
+    assert_eq!(proposed["links_updated"], json!(["Links.md"]));
+    assert!(notes.join("Garden/plan.md").exists());
+    let stored = proposals::get(&server.journal.db, proposed["proposal_id"].as_i64().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        stored
+            .diff
+            .contains("rename from Garden/plan.md\nrename to Archive/Garden 2026/plan.md"),
+        "{}",
+        stored.diff
+    );
+    accept(&server, &proposer_id, &proposed).await.unwrap();
+
+    // The notes moved with their bytes (their ids), links between them hold, the link to the file
+    // left behind and the links from elsewhere follow; the private note and the image stay.
+    let plan = file(&server, "Archive/Garden 2026/plan.md");
+    assert!(plan.starts_with("---\nid: garden-plan\n---\n"), "{plan}");
+    assert!(
+        plan.contains("[[tomatoes]], [photo](../../Garden/beds/p%201.png)"),
+        "{plan}"
+    );
+    assert_eq!(
+        file(&server, "Archive/Garden 2026/beds/tomatoes.md"),
+        "# Tomatoes\nBack to [the plan](../plan.md).\n"
+    );
+    assert_eq!(
+        file(&server, "Links.md"),
+        "See [[plan|the plan]] and [beds](Archive/Garden%202026/beds/tomatoes.md#Sowing).\n"
+    );
+    assert!(notes.join("Garden/beds/secret.md").exists() && notes.join("Garden/beds/p 1.png").exists());
+    assert!(!notes.join("Garden/plan.md").exists());
+    let (reader_client, _) = writer(&server, "reader", WriteMode::None).await;
+    let read = reader_client
+        .ok("note_read", json!({"path": "Archive/Garden 2026/plan.md"}))
+        .await;
+    assert_eq!(read["id"], "garden-plan", "the server sees the move: {read}");
+
+    // The undo of any of its versions undoes the whole move, links included; the undo of the undo
+    // moves it again.
+    let versions = history::of_path(&server.journal.db, "Links.md", 1).await.unwrap();
+    assert_eq!(versions[0].tool, "note_move");
+    changes::revert(&server.journal, versions[0].id, None).await.unwrap();
+    assert_eq!(file(&server, "Links.md"), links_before);
+    assert!(notes.join("Garden/plan.md").exists() && notes.join("Garden/beds/tomatoes.md").exists());
+    assert!(!notes.join("Archive/Garden 2026/plan.md").exists());
+    let undo = history::of_path(&server.journal.db, "Garden/plan.md", 1).await.unwrap();
+    assert_eq!(undo[0].tool, "revert");
+    changes::revert(&server.journal, undo[0].id, None).await.unwrap();
+    assert!(notes.join("Archive/Garden 2026/plan.md").exists() && !notes.join("Garden/plan.md").exists());
+
+    // Never undone over an owner's edit made since: refused, nothing changed.
+    let edited = format!("{}\nthe owner's line\n", file(&server, "Links.md"));
+    put(&server, "Links.md", &edited);
+    let redo = history::of_path(&server.journal.db, "Links.md", 1).await.unwrap();
+    let refused = changes::revert(&server.journal, redo[0].id, None).await.unwrap_err();
+    assert!(
+        refused.to_string().contains("Links.md changed since the move"),
+        "{refused}"
+    );
+    assert_eq!(file(&server, "Links.md"), edited);
+    assert!(notes.join("Archive/Garden 2026/plan.md").exists());
+}
+
+#[tokio::test]
+async fn a_move_refuses_overwrites_hidden_notes_in_the_way_and_kind_changes() {
+    let server = TestServer::start().await;
+    let (client, _) = writer(&server, "mover", WriteMode::Force).await;
+    put(&server, "Notes A.md", "a\n");
+    put(&server, "Hidden.md", "---\naccess: private\n---\nx\n");
+    server.journal.sync().await.unwrap();
+    let before = file(&server, "Notes A.md");
+    let cases = [
+        (json!({"from": "Notes A.md", "to": "Inbox.md"}), "already exists"),
+        (json!({"from": "Notes A.md", "to": "Notes A.md"}), "already there"),
+        (
+            json!({"from": "Notes A.md", "to": "Notes A.html"}),
+            "stays a markdown note",
+        ),
+        (json!({"from": "Notes A.md", "to": "../outside.md"}), "path"),
+        (json!({"from": "Projects/", "to": "Projects/Deeper"}), "into itself"),
+        (json!({"from": "Projects/", "to": "Elsewhere.md"}), "moves to a folder"),
+        (json!({"from": "Hidden.md", "to": "Shown.md"}), "there is no note at"),
+        (json!({"from": demo_notes::READ_ONLY_NOTE, "to": "log.md"}), "read-only"),
+    ];
+    for (arguments, expected) in cases {
+        let message = client.refused("note_move", arguments.clone()).await;
+        assert!(message.contains(expected), "{arguments}: {message}");
+    }
+    let onto_hidden = client
+        .refused("note_move", json!({"from": "Notes A.md", "to": "Hidden.md"}))
+        .await;
+    let onto_quarantine = client
+        .refused("note_move", json!({"from": "Notes A.md", "to": ".obsidian/a.md"}))
+        .await;
+    assert_eq!(
+        onto_hidden.replace("Hidden.md", "P"),
+        onto_quarantine.replace(".obsidian/a.md", "P")
+    );
+    assert_eq!(file(&server, "Notes A.md"), before);
+    assert_eq!(file(&server, "Hidden.md"), "---\naccess: private\n---\nx\n");
+    // Into a folder by its path ending in /.
+    let moved = client
+        .ok("note_move", json!({"from": "Notes A.md", "to": "Filed/"}))
+        .await;
+    assert_eq!(moved["path"], "Filed/Notes A.md", "{moved}");
+    assert_eq!(moved["hash"], sha256(&before));
+    assert_eq!(file(&server, "Filed/Notes A.md"), before);
+}

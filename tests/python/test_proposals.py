@@ -190,3 +190,78 @@ def test_a_deletion_is_proposed_or_made_and_the_trash_brings_it_back(server):
     assert "Scratch/one.md" in listed and "agent:forceful" in listed, listed
     run(server.dir, "trash", "restore", listed.split()[0])
     assert (folder / "one.md").read_text() == "# One\n"
+
+
+def linking(vault, name):
+    """Vault notes whose text links the note `name` by a wikilink, read from the files."""
+    return {str(p.relative_to(vault)) for p in vault.rglob("*.md")
+            if not any(part.startswith((".", "_")) or part == "Widgets" for part in p.relative_to(vault).parts)
+            and f"[[{name}" in p.read_text()}
+
+
+def test_a_move_keeps_the_links_and_is_undone_whole(server):
+    vault = server.vault
+    source, target = "Projects/Atlas/warehouse-cutover.md", "Projects/Atlas/Cutover/weekend.md"
+    moved_bytes = (vault / source).read_bytes()
+    linkers = linking(vault, "warehouse-cutover")
+    assert len(linkers) >= 2, linkers
+    before = snapshot(vault)
+
+    async def propose(session):
+        return await ok(session, "note_move", {"from": source, "to": target})
+
+    proposed = in_session(server, server.keys["propose"], propose)
+    assert proposed["status"] == "proposed" and proposed["notes"] == [target], proposed
+    assert snapshot(vault) == before, "a proposal moves nothing"
+    assert "rename from " + source in run(server.dir, "proposals", "show", str(proposed["proposal_id"]))
+    run(server.dir, "proposals", "reject", str(proposed["proposal_id"]))
+
+    async def move(session):
+        return await ok(session, "note_move", {"from": source, "to": target})
+
+    moved = in_session(server, server.keys["force"], move)
+    assert moved["status"] == "moved" and moved["path"] == target and moved["notes"] == [target], moved
+    assert not (vault / source).exists()
+    assert (vault / target).read_bytes() == moved_bytes, "the note's bytes (and its id) move unchanged"
+    assert moved["hash"] == sha256(moved_bytes)
+    after = snapshot(vault)
+    changed = {str(p.relative_to(vault)) for p in after if after[p] != before.get(p)} - {target}
+    assert set(moved["links_updated"]) == changed, (moved, changed)
+    private = demo_constant("PRIVATE_NOTE")
+    assert changed == linkers - {private, demo_constant("READ_ONLY_NOTE")}, "every note the agent may change"
+    for path in changed:
+        text = (vault / path).read_text()
+        assert "[[warehouse-cutover" not in text and "[[weekend" in text, (path, text)
+
+    history = run(server.dir, "notes", "history", target)
+    newest = history.splitlines()[0].split()
+    assert "note_move" in history and source in history, history
+    run(server.dir, "notes", "revert", target, newest[1])
+    assert snapshot(vault) == {p: b for p, b in before.items()}, "the undo puts back every note the move changed"
+
+
+def test_a_move_refuses_what_a_write_refuses(server):
+    read_only, private = demo_constant("READ_ONLY_NOTE"), demo_constant("PRIVATE_NOTE")
+    before = snapshot(server.vault)
+
+    async def body(session):
+        return (
+            await refused(session, "note_move", {"from": "Inbox.md", "to": "Ideas.md"}),
+            await refused(session, "note_move", {"from": "Inbox.md", "to": private}),
+            await refused(session, "note_move", {"from": "Inbox.md", "to": "_private/inbox.md"}),
+            await refused(session, "note_move", {"from": read_only, "to": "Projects/log.md"}),
+            await refused(session, "note_move", {"from": private, "to": "Areas/trip.md"}),
+            await refused(session, "note_move", {"from": "Nowhere/absent.md", "to": "Areas/trip.md"}),
+            await refused(session, "note_move", {"from": "Inbox.md", "to": "Inbox.txt"}),
+            await refused(session, "note_move", {"from": "Projects/", "to": "Projects/Archive/"}),
+        )
+
+    exists, onto_private, quarantined, locked, hidden, missing, kind, itself = in_session(
+        server, server.keys["force"], body)
+    assert "already exists" in exists, exists
+    assert onto_private.replace(private, "P") == quarantined.replace("_private/inbox.md", "P"), \
+        "a private note in the way answers like a path no note can be at"
+    assert "read-only" in locked, locked
+    assert hidden.replace(private, "P") == missing.replace("Nowhere/absent.md", "P"), "private answers as missing"
+    assert "markdown" in kind and "into itself" in itself, (kind, itself)
+    assert snapshot(server.vault) == before, "a refused move changes nothing"

@@ -68,8 +68,10 @@ pub struct Proposed {
     pub path: String,
     /// The note's hash when proposed (None: a new note; for a folder, one hash of its notes).
     pub base_hash: Option<String>,
-    /// The notes it would change.
+    /// The notes it would change (for a move: the moved notes at their new paths).
     pub notes: Vec<String>,
+    /// For a move: the other notes whose links it would write again.
+    pub links: Vec<String>,
 }
 
 /// A change that was made: one note, or every note of a folder.
@@ -80,6 +82,32 @@ pub struct Made {
     /// The note's new hash (None: removed, or several notes).
     pub hash: Option<String>,
     pub notes: Vec<Written>,
+}
+
+impl Made {
+    /// The notes it changed (for a move: the moved notes at their new paths), and for a move the
+    /// other notes whose links it wrote again.
+    pub fn summary(&self, change: &Change) -> (Vec<String>, Vec<String>) {
+        summary(
+            change,
+            self.notes.iter().map(|w| (w.path.as_str(), w.moved_from.is_some())),
+        )
+    }
+}
+
+/// Splits the notes of a change: for a move, the moved notes and those whose links changed.
+fn summary<'a>(change: &Change, notes: impl Iterator<Item = (&'a str, bool)>) -> (Vec<String>, Vec<String>) {
+    let mut changed = Vec::new();
+    let mut links = Vec::new();
+    let moving = matches!(change, Change::Move { .. });
+    for (path, moved) in notes {
+        if moving && !moved {
+            links.push(path.to_string());
+        } else {
+            changed.push(path.to_string());
+        }
+    }
+    (changed, links)
 }
 
 /// Makes an agent's change now (force mode), keeping the previous version.
@@ -116,11 +144,16 @@ pub async fn propose(journal: &Arc<Journal>, request: &Request) -> Result<Propos
         },
     )
     .await?;
+    let (notes, links) = summary(
+        &request.change,
+        plans.iter().map(|p| (p.path.as_str(), p.source.is_some())),
+    );
     Ok(Proposed {
         id,
         path: request.path.clone(),
         base_hash,
-        notes: plans.into_iter().map(|p| p.path).collect(),
+        notes,
+        links,
     })
 }
 
@@ -223,17 +256,78 @@ pub async fn revert(
     let (version, before) = history::get(&journal.db, version_id)
         .await?
         .ok_or_else(|| ChangeError::NotFound(format!("there is no version {version_id} in the notes' history")))?;
-    let root = journal.notes.root().to_path_buf();
-    let path = version.path.clone();
-    let expected = expected_hash.map(str::to_string);
-    let plan = blocking(move || write::plan_restore(&root, &path, before, expected.as_deref())).await?;
     let record = ChangeRecord {
         author: Author::owner(),
         tool: "revert".into(),
         proposal_id: None,
         reverted: Some(version_id),
     };
+    // A move (or the undo of one) is undone whole: its notes and the links it wrote again.
+    let siblings = history::of_change(&journal.db, version.change_id).await?;
+    if siblings.iter().any(|(v, _)| v.moved()) {
+        return revert_move(journal, version.change_id, siblings, &record).await;
+    }
+    let root = journal.notes.root().to_path_buf();
+    let path = version.path.clone();
+    let expected = expected_hash.map(str::to_string);
+    let plan = blocking(move || write::plan_restore(&root, &path, before, expected.as_deref())).await?;
     let mut made = commit_recorded(journal, vec![plan], &record).await?;
+    Ok(made.remove(0))
+}
+
+/// Undoes a whole move (or the undo of one): every note goes back where it was, as it was, and every
+/// note whose links it wrote again gets its text back. All or nothing, and only over notes as the
+/// move left them: an owner's edit since is never undone unseen. Answers the note of the version
+/// named, or the first.
+async fn revert_move(
+    journal: &Arc<Journal>,
+    change_id: i64,
+    versions: Vec<(history::Version, Option<Vec<u8>>)>,
+    record: &ChangeRecord,
+) -> Result<Written, ChangeError> {
+    let named = record.reverted;
+    let root = journal.notes.root().to_path_buf();
+    let plans = blocking(move || {
+        let mut moves = Vec::new();
+        let mut rewrites = Vec::new();
+        for (version, before) in versions {
+            let changed_since = |error: WriteError| match error {
+                WriteError::Conflict { .. } | WriteError::Missing(_) => WriteError::Refused(format!(
+                    "{} changed since the move; undo that change first, or move the note back yourself",
+                    version.new_path.as_deref().unwrap_or(&version.path)
+                )),
+                WriteError::NotCreatable(path) => WriteError::Refused(format!(
+                    "{path} is taken again; move that note away first, then undo the move"
+                )),
+                other => other,
+            };
+            let bytes = before.ok_or_else(|| WriteError::Refused("the version keeps no file".into()))?;
+            let plan = match version.new_path.as_deref() {
+                Some(new_path) if new_path != version.path => {
+                    let plan =
+                        write::plan_move_back(&root, new_path, version.after_hash.as_deref(), &version.path, bytes)
+                            .map_err(changed_since)?;
+                    let first = Some(version.id) == named;
+                    moves.push((first, plan));
+                    continue;
+                }
+                _ => write::plan_restore(&root, &version.path, Some(bytes), version.after_hash.as_deref())
+                    .map_err(changed_since)?,
+            };
+            rewrites.push(plan);
+        }
+        moves.sort_by_key(|(first, _)| !first);
+        Ok(moves
+            .into_iter()
+            .map(|(_, plan)| plan)
+            .chain(rewrites)
+            .collect::<Vec<Plan>>())
+    })
+    .await?;
+    let mut made = commit_recorded(journal, plans, record).await?;
+    if made.is_empty() {
+        return Err(ChangeError::NotFound(format!("change {change_id} has nothing to undo")));
+    }
     Ok(made.remove(0))
 }
 
@@ -328,12 +422,19 @@ async fn make(
             }
             Err(error) => return Err(error),
             Ok(notes) => {
-                if request.change == (Change::Delete { folder: true }) {
+                if matches!(
+                    request.change,
+                    Change::Delete { folder: true } | Change::Move { folder: true, .. }
+                ) {
                     let (root, folder) = (journal.notes.root().to_path_buf(), request.path.clone());
                     let _ = tokio::task::spawn_blocking(move || write::remove_empty_folders(&root, &folder)).await;
                 }
-                let hash = match notes.as_slice() {
-                    [one] => one.hash.clone(),
+                let hash = match (notes.as_slice(), &request.change) {
+                    ([one], _) => one.hash.clone(),
+                    (_, Change::Move { folder: false, .. }) => notes
+                        .iter()
+                        .find(|w| w.moved_from.is_some())
+                        .and_then(|w| w.hash.clone()),
                     _ => None,
                 };
                 return Ok(Made {
@@ -351,9 +452,17 @@ async fn plan(
     request: &Request,
     expected_hash: Option<String>,
 ) -> Result<Vec<Plan>, ChangeError> {
+    if matches!(request.change, Change::Move { .. }) {
+        // A move rewrites the links that name what moves, found in the catalog: it must know the
+        // notes as they are now, the owner's latest edits included.
+        if let Err(error) = journal.sync().await {
+            tracing::warn!(%error, "the notes could not be synced before a move; links are found as of the last sync");
+        }
+    }
     let root = journal.notes.root().to_path_buf();
+    let set = journal.notes.set();
     let (reader, path, change) = (request.reader.clone(), request.path.clone(), request.change.clone());
-    blocking(move || write::plan_all(&root, &reader, &path, &change, expected_hash.as_deref())).await
+    blocking(move || write::plan_all(&root, &set, &reader, &path, &change, expected_hash.as_deref())).await
 }
 
 /// The diff of every note a change touches, one after another.
@@ -371,9 +480,9 @@ async fn commit_recorded(
     let versions: Vec<NewVersion> = plans
         .iter()
         .map(|plan| NewVersion {
-            path: plan.path.clone(),
+            path: plan.original_path().to_string(),
             new_path: plan.after.as_ref().map(|_| plan.path.clone()),
-            before: plan.before.clone(),
+            before: plan.original().map(<[u8]>::to_vec),
             before_hash: plan.before_hash(),
             after_hash: plan.after_hash(),
         })

@@ -34,6 +34,26 @@ pub fn unified(path: &str, before: Option<&str>, after: Option<&str>) -> String 
         .to_string()
 }
 
+/// The diff of a note moved from `from` to `to`, as `git diff` prints a rename: the two paths, then
+/// what changed in the text on the way (its links), if anything.
+pub fn moved(from: &str, to: &str, before: Option<&str>, after: Option<&str>) -> String {
+    let old = before.unwrap_or("");
+    let new = after.unwrap_or("");
+    let mut out = format!("rename from {from}\nrename to {to}\n");
+    if old != new {
+        let diff = TextDiff::configure().timeout(DEADLINE).diff_lines(old, new);
+        out.push_str(
+            &diff
+                .unified_diff()
+                .context_radius(CONTEXT)
+                .header(&format!("a/{from}"), &format!("b/{to}"))
+                .missing_newline_hint(true)
+                .to_string(),
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

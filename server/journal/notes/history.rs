@@ -89,6 +89,11 @@ pub struct Version {
 }
 
 impl Version {
+    /// Whether the change moved the note (from `path` to `new_path`).
+    pub fn moved(&self) -> bool {
+        self.new_path.as_deref().is_some_and(|new| new != self.path)
+    }
+
     /// Whether this version is of the note at `path` (where it was, or where the change put it).
     pub fn touches(&self, path: &str) -> bool {
         self.path == path || self.new_path.as_deref() == Some(path)

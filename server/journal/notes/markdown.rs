@@ -102,6 +102,60 @@ pub fn read_body(body: &str, offset: usize, folder: &str) -> BodyFacts {
     facts
 }
 
+/// Where an inline link or image names a relative file: the byte range of its destination as
+/// written (still percent-encoded, without `<>`), for rewriting when what it names moves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Destination {
+    pub start: usize,
+    pub end: usize,
+}
+
+/// Every inline link and image of a body (starting at byte `offset` of its file) whose destination
+/// is a relative path, whatever it names (a note, an image, a PDF). Reference-style links and
+/// URLs are left out: their destinations are not inside the link, or do not name a vault file.
+pub fn relative_destinations(body: &str, offset: usize) -> Vec<Destination> {
+    let options = Options::ENABLE_WIKILINKS | Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
+    let mut found = Vec::new();
+    for (event, range) in Parser::new_ext(body, options).into_offset_iter() {
+        let (Event::Start(Tag::Link { link_type, .. }) | Event::Start(Tag::Image { link_type, .. })) = event else {
+            continue;
+        };
+        if link_type != LinkType::Inline {
+            continue;
+        }
+        let Some((start, end)) = inline_destination(&body[range.clone()]) else {
+            continue;
+        };
+        let raw = &body[range.start + start..range.start + end];
+        let path = raw.split('#').next().unwrap_or("");
+        if path.is_empty() || path.starts_with('/') || path.contains(':') {
+            continue;
+        }
+        found.push(Destination {
+            start: offset + range.start + start,
+            end: offset + range.start + end,
+        });
+    }
+    found
+}
+
+/// The destination's range inside an inline link's text `[text](dest "title")`: after the last
+/// `](`, without the angle brackets or the title.
+fn inline_destination(link: &str) -> Option<(usize, usize)> {
+    let inner_end = link.strip_suffix(')')?.len();
+    let open = link[..inner_end].rfind("](")? + 2;
+    let inner = &link[open..inner_end];
+    let lead = inner.len() - inner.trim_start().len();
+    let start = open + lead;
+    let rest = &link[start..inner_end];
+    if let Some(bracketed) = rest.strip_prefix('<') {
+        let close = bracketed.find('>')?;
+        return Some((start + 1, start + 1 + close));
+    }
+    let len = rest.find(char::is_whitespace).unwrap_or(rest.len());
+    (len > 0).then_some((start, start + len))
+}
+
 /// A link event as a vault link, or None for links that leave the vault (URLs, anchors, mail).
 fn link_of(link_type: LinkType, dest: &str, embed: bool, folder: &str) -> Option<Link> {
     let (target, heading) = match dest.split_once('#') {
@@ -136,7 +190,7 @@ fn link_of(link_type: LinkType, dest: &str, embed: bool, folder: &str) -> Option
 
 /// Resolves a relative link against a folder; None for a URL, an absolute path or one that climbs
 /// out of the vault.
-fn resolve_relative(folder: &str, target: &str) -> Option<String> {
+pub fn resolve_relative(folder: &str, target: &str) -> Option<String> {
     if target.is_empty() || target.starts_with('/') || target.contains("://") || target.starts_with("mailto:") {
         return None;
     }
@@ -154,7 +208,7 @@ fn resolve_relative(folder: &str, target: &str) -> Option<String> {
 }
 
 /// `%20` and the like in a markdown link's destination (spaces in file names are common).
-fn percent_decode(text: &str) -> String {
+pub fn percent_decode(text: &str) -> String {
     if !text.contains('%') {
         return text.to_string();
     }
@@ -232,6 +286,22 @@ mod tests {
         assert_eq!(&body[beta.start - 10..beta.end - 10], "[[Beta]]");
         let ana = &facts.links[1];
         assert_eq!(&body[ana.start - 10..ana.end - 10], "[[People/Ana|Ana]]");
+    }
+
+    #[test]
+    fn relative_destinations_are_found_exactly_and_urls_left_out() {
+        let body = "[a](../x%20y.md#h \"t\") ![i](<img 1.png>) [w](https://x.org/a.md) [m](mailto:a@b) \
+                    [top](#h) [[wiki]] [r][ref] `[c](code.md)`\n\n[ref]: ref.md\n";
+        let found: Vec<&str> = relative_destinations(body, 0)
+            .iter()
+            .map(|d| &body[d.start..d.end])
+            .collect();
+        assert_eq!(found, ["../x%20y.md#h", "img 1.png"]);
+        let shifted = relative_destinations(body, 7);
+        assert_eq!(shifted[0].start, relative_destinations(body, 0)[0].start + 7);
+        assert_eq!(inline_destination("[a](b)"), Some((4, 5)));
+        assert_eq!(inline_destination("[a]( b \"t\")"), Some((5, 6)));
+        assert_eq!(inline_destination("[a][b]"), None);
     }
 
     #[test]

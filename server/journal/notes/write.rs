@@ -19,6 +19,7 @@ use super::edit::{self, EditError, Place, SectionOp};
 use super::note::{self, hash_hex};
 use super::ops::{self, Target};
 use super::rules;
+use super::set::NoteSet;
 use crate::fsio;
 
 /// One change an agent asks for. Stored with a proposal (as JSON) until the owner accepts it.
@@ -48,15 +49,23 @@ pub enum Change {
     Delete {
         folder: bool,
     },
+    /// The note (or, with `folder`, every note of the folder the agent may change) moved to `to`,
+    /// and the links to it in other notes written again (`moves`).
+    Move {
+        to: String,
+        folder: bool,
+    },
 }
 
-/// At most this many notes go in one deletion of a folder.
-pub const MAX_DELETED_NOTES: usize = 1000;
+/// At most this many notes go in one deletion or move of a folder.
+pub const MAX_FOLDER_NOTES: usize = 1000;
 
 /// What a write did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {
     pub path: String,
+    /// Where a moved note was.
+    pub moved_from: Option<String>,
     /// SHA-256 of the new file (None: the note was removed).
     pub hash: Option<String>,
     /// The file's bytes before the change (None: the note is new), for the note's history.
@@ -101,19 +110,42 @@ pub enum WriteError {
 pub struct Plan {
     /// The note's path from the top of the vault.
     pub path: String,
-    file: PathBuf,
+    pub(super) file: PathBuf,
     /// The file's bytes now (None: no note there yet).
     pub before: Option<Vec<u8>>,
     /// The note's whole new text (None: the note is removed).
     pub after: Option<String>,
     /// The permissions the note has now, which the new file keeps.
-    permissions: Option<fs::Permissions>,
+    pub(super) permissions: Option<fs::Permissions>,
+    /// For a move: the note at its old place, removed once the new file is made.
+    pub source: Option<Source>,
+}
+
+/// Where a moving note is now.
+#[derive(Debug)]
+pub struct Source {
+    pub path: String,
+    pub(super) file: PathBuf,
+    pub bytes: Vec<u8>,
 }
 
 impl Plan {
-    /// SHA-256 of the file now (None: no note there yet).
+    /// Where the note is before the change: its old place for a move.
+    pub fn original_path(&self) -> &str {
+        self.source.as_ref().map_or(&self.path, |s| &s.path)
+    }
+
+    /// The note's bytes before the change (None: no note there yet).
+    pub fn original(&self) -> Option<&[u8]> {
+        match &self.source {
+            Some(source) => Some(&source.bytes),
+            None => self.before.as_deref(),
+        }
+    }
+
+    /// SHA-256 of the note before the change (None: no note there yet).
     pub fn before_hash(&self) -> Option<String> {
-        self.before.as_deref().map(hash_hex)
+        self.original().map(hash_hex)
     }
 
     /// SHA-256 of the new file (None: the note is removed).
@@ -123,8 +155,11 @@ impl Plan {
 
     /// The unified diff of the change.
     pub fn diff(&self) -> String {
-        let before = self.before.as_deref().map(String::from_utf8_lossy);
-        super::diff::unified(&self.path, before.as_deref(), self.after.as_deref())
+        let before = self.original().map(String::from_utf8_lossy);
+        match &self.source {
+            Some(source) => super::diff::moved(&source.path, &self.path, before.as_deref(), self.after.as_deref()),
+            None => super::diff::unified(&self.path, before.as_deref(), self.after.as_deref()),
+        }
     }
 }
 
@@ -143,15 +178,17 @@ pub fn apply(
 /// changing nothing. `expected_hash` is compared with `base_hash` of the plans.
 pub fn plan_all(
     root: &Path,
+    set: &NoteSet,
     reader: &Reader,
     path: &str,
     change: &Change,
     expected_hash: Option<&str>,
 ) -> Result<Vec<Plan>, WriteError> {
-    if *change != (Change::Delete { folder: true }) {
-        return Ok(vec![plan(root, reader, path, change, expected_hash)?]);
-    }
-    let plans = plan_folder_delete(root, reader, path)?;
+    let plans = match change {
+        Change::Delete { folder: true } => plan_folder_delete(root, reader, path)?,
+        Change::Move { to, folder } => super::moves::plan(root, reader, set, path, to, *folder)?,
+        _ => return Ok(vec![plan(root, reader, path, change, expected_hash)?]),
+    };
     let hash = base_hash(&plans);
     if let Some(expected) = expected_hash
         && hash.as_deref() != Some(expected)
@@ -163,15 +200,16 @@ pub fn plan_all(
     Ok(plans)
 }
 
-/// What a set of plans changes, as one hash: the one note's hash, or for several a SHA-256 over
-/// each note's path and hash (so a proposal over a folder notices a change to any of its notes).
+/// What a set of plans changes, as one hash: the one note's hash, or for several (or a move) a
+/// SHA-256 over each note's path and hash (so a proposal over a folder notices a change to any of
+/// its notes).
 pub fn base_hash(plans: &[Plan]) -> Option<String> {
     match plans {
-        [one] => one.before_hash(),
+        [one] if one.source.is_none() => one.before_hash(),
         many => {
             let mut lines: Vec<String> = many
                 .iter()
-                .map(|p| format!("{}\0{}\n", p.path, p.before_hash().unwrap_or_default()))
+                .map(|p| format!("{}\0{}\n", p.original_path(), p.before_hash().unwrap_or_default()))
                 .collect();
             lines.sort();
             Some(hash_hex(lines.concat().as_bytes()))
@@ -184,10 +222,17 @@ pub fn commit_all(plans: Vec<Plan>) -> Result<Vec<Written>, WriteError> {
     let mut made: Vec<(PathBuf, Option<Vec<u8>>, Option<fs::Permissions>)> = Vec::new();
     let mut written = Vec::new();
     for plan in plans {
-        let undo = (plan.file.clone(), plan.before.clone(), plan.permissions.clone());
+        let mut undo = vec![(plan.file.clone(), plan.before.clone(), plan.permissions.clone())];
+        if let Some(source) = &plan.source {
+            undo.push((
+                source.file.clone(),
+                Some(source.bytes.clone()),
+                plan.permissions.clone(),
+            ));
+        }
         match commit(plan) {
             Ok(done) => {
-                made.push(undo);
+                made.extend(undo);
                 written.push(done);
             }
             Err(error) => {
@@ -271,6 +316,32 @@ pub fn plan_restore(
         before,
         after,
         permissions,
+        source: None,
+    })
+}
+
+/// The owner's undo of a move: the note now at `now` (only if its hash is still `expected`) back to
+/// `back` as `bytes` (the note as it was before the move), where nothing may be now.
+pub fn plan_move_back(
+    root: &Path,
+    now: &str,
+    expected: Option<&str>,
+    back: &str,
+    bytes: Vec<u8>,
+) -> Result<Plan, WriteError> {
+    let current = plan_restore(root, now, None, expected)?;
+    let Some(current_bytes) = current.before else {
+        return Err(missing(now));
+    };
+    let target = plan_restore(root, back, Some(bytes), Some(""))?;
+    Ok(Plan {
+        source: Some(Source {
+            path: current.path,
+            file: current.file,
+            bytes: current_bytes,
+        }),
+        permissions: current.permissions,
+        ..target
     })
 }
 
@@ -281,20 +352,47 @@ pub fn commit(plan: Plan) -> Result<Written, WriteError> {
         let Some(after) = &plan.after else {
             return Ok(Written {
                 path: plan.path,
+                moved_from: None,
                 hash: None,
                 previous: None,
             });
         };
-        return match fsio::create_new_atomic(&plan.file, after.as_bytes()) {
-            Ok(()) => Ok(Written {
+        match fsio::create_new_atomic(&plan.file, after.as_bytes()) {
+            Ok(()) => {}
+            // Created meanwhile, by the owner or another agent: as if it had been there.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(WriteError::NotCreatable(plan.path)),
+            Err(e) => return Err(WriteError::Io(e.to_string())),
+        }
+        keep_permissions(&plan);
+        let Some(source) = plan.source else {
+            return Ok(Written {
                 path: plan.path,
+                moved_from: None,
                 hash,
                 previous: None,
-            }),
-            // Created meanwhile, by the owner or another agent: as if it had been there.
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(WriteError::NotCreatable(plan.path)),
-            Err(e) => Err(WriteError::Io(e.to_string())),
+            });
         };
+        // The new file is there: the old one goes, unless it changed since the plan (then the new
+        // one goes again, and nothing moved). A crash between the two leaves both, never neither.
+        let removed = match fs::read(&source.file) {
+            Ok(now) if now == source.bytes => {
+                fsio::remove_durable(&source.file).map_err(|e| WriteError::Io(e.to_string()))
+            }
+            Ok(now) => Err(WriteError::Conflict {
+                current: hash_hex(&now),
+            }),
+            Err(_) => Err(missing(&source.path)),
+        };
+        if let Err(error) = removed {
+            put_back(&plan.file, None, None);
+            return Err(error);
+        }
+        return Ok(Written {
+            path: plan.path,
+            moved_from: Some(source.path),
+            hash,
+            previous: Some(source.bytes),
+        });
     };
     // The owner may have saved since the plan: compare once more just before replacing, so that a
     // save is never overwritten unseen (the window left is the rename itself).
@@ -308,23 +406,29 @@ pub fn commit(plan: Plan) -> Result<Written, WriteError> {
         fsio::remove_durable(&plan.file).map_err(|e| WriteError::Io(e.to_string()))?;
         return Ok(Written {
             path: plan.path,
+            moved_from: None,
             hash: None,
             previous: Some(now),
         });
     };
     fsio::write_atomic(&plan.file, after.as_bytes()).map_err(|e| WriteError::Io(e.to_string()))?;
-    // The new file is made owner-only; the note keeps the permissions the owner gave it (a crash
-    // before this leaves it owner-only, never more open).
-    if let Some(permissions) = plan.permissions
-        && let Err(error) = fs::set_permissions(&plan.file, permissions)
-    {
-        tracing::warn!(%error, path = plan.path, "a changed note kept owner-only permissions");
-    }
+    keep_permissions(&plan);
     Ok(Written {
         path: plan.path,
+        moved_from: None,
         hash,
         previous: Some(now),
     })
+}
+
+/// The new file is made owner-only; the note keeps the permissions the owner gave it (a crash
+/// before this leaves it owner-only, never more open).
+fn keep_permissions(plan: &Plan) {
+    if let Some(permissions) = &plan.permissions
+        && let Err(error) = fs::set_permissions(&plan.file, permissions.clone())
+    {
+        tracing::warn!(%error, path = plan.path, "a changed note kept owner-only permissions");
+    }
 }
 
 fn plan_create(root: &Path, reader: &Reader, path: &str, content: &str) -> Result<Plan, WriteError> {
@@ -348,6 +452,7 @@ fn plan_create(root: &Path, reader: &Reader, path: &str, content: &str) -> Resul
         before: None,
         after: Some(text),
         permissions: None,
+        source: None,
     })
 }
 
@@ -358,25 +463,14 @@ fn plan_update(
     change: &Change,
     expected_hash: Option<&str>,
 ) -> Result<Plan, WriteError> {
-    let missing = || missing(path);
-    if !rules::is_note_path(path) || rules::quarantined(path) {
-        return Err(missing());
-    }
-    let file = within(root, path).ok_or_else(missing)?;
-    let meta = fs::symlink_metadata(&file).map_err(|_| missing())?;
-    let (bytes, note) = current(&file, path, &meta).ok_or_else(missing)?;
-    match sight(&note, reader) {
-        Sight::Hidden => return Err(missing()),
-        Sight::ReadOnly => return Err(WriteError::ReadOnly(path.to_string())),
-        Sight::Open => {}
-    }
+    let found = changeable(root, reader, path)?;
     if let Some(expected) = expected_hash {
-        let hash = hash_hex(&bytes);
+        let hash = hash_hex(&found.bytes);
         if expected != hash {
             return Err(WriteError::Conflict { current: hash });
         }
     }
-    let text = std::str::from_utf8(&bytes).map_err(|_| missing())?;
+    let text = std::str::from_utf8(&found.bytes).map_err(|_| missing(path))?;
     let new = match change {
         Change::Delete { .. } => None,
         _ => {
@@ -386,19 +480,48 @@ fn plan_update(
         }
     };
     Ok(Plan {
-        path: path.to_string(),
-        file,
-        before: Some(bytes),
+        path: found.path,
+        file: found.file,
+        before: Some(found.bytes),
         after: new,
-        permissions: Some(meta.permissions()),
+        permissions: Some(found.meta.permissions()),
+        source: None,
     })
 }
 
-/// Every note in `folder` (and below) that `reader` may change, planned for removal. Notes it may
-/// not see, quarantined folders, links and other files stay where they are and are not named; a
-/// read-only note refuses the whole deletion. A folder with no note the reader can see answers as a
-/// missing one.
-fn plan_folder_delete(root: &Path, reader: &Reader, folder: &str) -> Result<Vec<Plan>, WriteError> {
+/// A note on disk that a writer may change, as it is now.
+pub(super) struct Found {
+    pub path: String,
+    pub file: PathBuf,
+    pub bytes: Vec<u8>,
+    pub meta: fs::Metadata,
+}
+
+/// The note at `path` if `reader` may change it: hidden answers as missing, read-only refuses.
+pub(super) fn changeable(root: &Path, reader: &Reader, path: &str) -> Result<Found, WriteError> {
+    let missing = || missing(path);
+    if !rules::is_note_path(path) || rules::quarantined(path) {
+        return Err(missing());
+    }
+    let file = within(root, path).ok_or_else(missing)?;
+    let meta = fs::symlink_metadata(&file).map_err(|_| missing())?;
+    let (bytes, note) = current(&file, path, &meta).ok_or_else(missing)?;
+    match sight(&note, reader) {
+        Sight::Hidden => Err(missing()),
+        Sight::ReadOnly => Err(WriteError::ReadOnly(path.to_string())),
+        Sight::Open => Ok(Found {
+            path: path.to_string(),
+            file,
+            bytes,
+            meta,
+        }),
+    }
+}
+
+/// Every note in `folder` (and below) that `reader` may change, in path order. Notes it may not
+/// see, quarantined folders, links and other files are passed over and not named; a read-only note
+/// refuses the whole folder. A folder with no note the reader can see answers as a missing one.
+pub(super) fn changeable_in(root: &Path, reader: &Reader, folder: &str) -> Result<Vec<Found>, WriteError> {
     let missing = || missing(folder);
     if folder.is_empty() || rules::quarantined(&format!("{folder}/x.md")) {
         return Err(missing());
@@ -407,7 +530,7 @@ fn plan_folder_delete(root: &Path, reader: &Reader, folder: &str) -> Result<Vec<
     if !fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
         return Err(missing());
     }
-    let mut plans = Vec::new();
+    let mut found = Vec::new();
     let mut folders = vec![(dir, folder.to_string())];
     while let Some((dir, relative)) = folders.pop() {
         let entries = fs::read_dir(&dir).map_err(|e| WriteError::Io(e.to_string()))?;
@@ -436,25 +559,39 @@ fn plan_folder_delete(root: &Path, reader: &Reader, folder: &str) -> Result<Vec<
                 Sight::ReadOnly => return Err(WriteError::ReadOnly(path)),
                 Sight::Open => {}
             }
-            if plans.len() == MAX_DELETED_NOTES {
+            if found.len() == MAX_FOLDER_NOTES {
                 return Err(WriteError::Refused(format!(
-                    "the folder holds more than {MAX_DELETED_NOTES} notes; delete its folders one at a time"
+                    "the folder holds more than {MAX_FOLDER_NOTES} notes; take its folders one at a time"
                 )));
             }
-            plans.push(Plan {
+            found.push(Found {
                 path,
                 file,
-                before: Some(bytes),
-                after: None,
-                permissions: Some(meta.permissions()),
+                bytes,
+                meta,
             });
         }
     }
-    if plans.is_empty() {
+    if found.is_empty() {
         return Err(missing());
     }
-    plans.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(plans)
+    found.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(found)
+}
+
+/// Every note in `folder` that `reader` may change, planned for removal (`changeable_in`).
+fn plan_folder_delete(root: &Path, reader: &Reader, folder: &str) -> Result<Vec<Plan>, WriteError> {
+    Ok(changeable_in(root, reader, folder)?
+        .into_iter()
+        .map(|found| Plan {
+            permissions: Some(found.meta.permissions()),
+            path: found.path,
+            file: found.file,
+            before: Some(found.bytes),
+            after: None,
+            source: None,
+        })
+        .collect())
 }
 
 /// Removes the folders under (and including) `folder` that a deletion left empty; anything else
@@ -476,10 +613,10 @@ pub fn remove_empty_folders(root: &Path, folder: &str) {
     prune(&dir);
 }
 
-/// What `note_delete` was given, as typed: a path ending in `/` is a folder, one ending in `.md` a
-/// note; otherwise a folder when a real folder is there, else a note. Answers the normalized path
-/// and whether it is a folder.
-pub fn delete_target(root: &Path, typed: &str) -> Result<(String, bool), rules::PathError> {
+/// A note or a folder as `note_delete` or `note_move` was given it: a path ending in `/` is a
+/// folder, one ending in `.md` a note; otherwise a folder when a real folder is there, else a note.
+/// Answers the normalized path and whether it is a folder.
+pub fn typed_target(root: &Path, typed: &str) -> Result<(String, bool), rules::PathError> {
     let trimmed = typed.trim();
     if trimmed.ends_with('/') {
         let folder = rules::typed_folder(trimmed)?;
@@ -502,8 +639,60 @@ pub fn delete_target(root: &Path, typed: &str) -> Result<(String, bool), rules::
     Ok((rules::typed_note_path(trimmed)?, false))
 }
 
+/// Where `note_move` moves what is at `from` (a note or a folder, `typed_target`): `to` as typed is
+/// the new path of a folder, or of a note (`.md` added when missing; ending in `/`, the folder the
+/// note goes into under its own name). Answers the normalized `from`, `to` and whether a folder
+/// moves. A note stays a markdown note: `to` may not name another kind of file.
+pub fn move_target(root: &Path, from: &str, to: &str) -> Result<(String, String, bool), rules::PathError> {
+    let (from, folder) = typed_target(root, from)?;
+    let typed = to.trim();
+    if folder {
+        if typed.ends_with(".md") {
+            return Err(rules::PathError(format!(
+                "\"{from}\" is a folder and moves to a folder: give `to` without .md"
+            )));
+        }
+        let to = rules::typed_folder(typed)?;
+        if to.is_empty() {
+            return Err(rules::PathError(
+                "to names the whole notes folder; give a folder inside it".into(),
+            ));
+        }
+        return Ok((from, to, true));
+    }
+    if typed.ends_with('/') {
+        let into = rules::typed_folder(typed)?;
+        let name = from.rsplit('/').next().unwrap_or(&from);
+        let to = if into.is_empty() {
+            name.to_string()
+        } else {
+            format!("{into}/{name}")
+        };
+        return Ok((from, to, false));
+    }
+    let extension = typed
+        .rsplit('/')
+        .next()
+        .and_then(|name| name.rsplit_once('.'))
+        .map(|(_, ext)| ext);
+    if let Some(ext) = extension
+        && OTHER_KINDS.contains(&ext.to_ascii_lowercase().as_str())
+    {
+        return Err(rules::PathError(format!(
+            "a note stays a markdown note: `to` may not end in .{ext}; give a path ending in .md"
+        )));
+    }
+    Ok((from, rules::typed_note_path(typed)?, false))
+}
+
+/// Kinds of file a note may not be moved into.
+const OTHER_KINDS: [&str; 16] = [
+    "txt", "html", "htm", "canvas", "base", "pdf", "json", "yaml", "yml", "csv", "png", "jpg", "jpeg", "gif", "svg",
+    "webp",
+];
+
 /// The answer for a note that is not there for this writer, whatever the reason.
-fn missing(path: &str) -> WriteError {
+pub(super) fn missing(path: &str) -> WriteError {
     WriteError::Missing(ops::missing(&Target::Path(path.to_string())).to_string())
 }
 
@@ -526,8 +715,8 @@ fn changed(text: &str, change: &Change) -> Result<String, EditError> {
             ensure_newline,
         } => edit::append(text, addition, *ensure_newline),
         Change::EditSection { place, op, content } => edit::edit_section(text, place, *op, content),
-        // Planned apart: a deletion has no new text.
-        Change::Delete { .. } => Ok(String::new()),
+        // Planned apart (`plan_all`).
+        Change::Delete { .. } | Change::Move { .. } => Ok(String::new()),
     }
 }
 
@@ -550,7 +739,7 @@ fn check_result(path: &str, text: &str, reader: &Reader) -> Result<(), WriteErro
 
 /// The file at `path` under `root`, when every folder on the way is a real folder (not a link, so
 /// nothing leads out of the vault). Folders not there yet are fine: a new note creates them.
-fn within(root: &Path, path: &str) -> Option<PathBuf> {
+pub(super) fn within(root: &Path, path: &str) -> Option<PathBuf> {
     let mut at = root.to_path_buf();
     let parts: Vec<&str> = path.split('/').collect();
     let (name, folders) = parts.split_last()?;
@@ -568,12 +757,12 @@ fn within(root: &Path, path: &str) -> Option<PathBuf> {
 }
 
 /// The folder at `folder` under `root`, when every folder on the way is a real folder (`within`).
-fn folder_within(root: &Path, folder: &str) -> Option<PathBuf> {
+pub(super) fn folder_within(root: &Path, folder: &str) -> Option<PathBuf> {
     within(root, &format!("{folder}/x.md")).and_then(|file| file.parent().map(Path::to_path_buf))
 }
 
 /// A regular file's bytes and the note they make, if readable as one.
-fn current(file: &Path, path: &str, meta: &fs::Metadata) -> Option<(Vec<u8>, note::Note)> {
+pub(super) fn current(file: &Path, path: &str, meta: &fs::Metadata) -> Option<(Vec<u8>, note::Note)> {
     if !meta.is_file() || meta.len() > note::MAX_NOTE_BYTES {
         return None;
     }
@@ -751,6 +940,37 @@ mod tests {
             Err(WriteError::Edit(EditError::Protected(_)))
         ));
         assert!(!dir.path().join("b.md").exists());
+    }
+
+    #[test]
+    fn a_move_target_keeps_kinds_and_reads_a_folder_to_go_into() {
+        let dir = vault(&[("Projects/a.md", "a"), ("Inbox.md", "i")]);
+        let target = |from: &str, to: &str| move_target(dir.path(), from, to);
+        assert_eq!(
+            target("Inbox", "Filed/"),
+            Ok(("Inbox.md".into(), "Filed/Inbox.md".into(), false))
+        );
+        assert_eq!(
+            target("Inbox.md", "Done"),
+            Ok(("Inbox.md".into(), "Done.md".into(), false))
+        );
+        assert_eq!(
+            target("Projects", "Archive/P"),
+            Ok(("Projects".into(), "Archive/P".into(), true))
+        );
+        assert_eq!(
+            target("Projects/", "Archive/P/"),
+            Ok(("Projects".into(), "Archive/P".into(), true))
+        );
+        assert!(
+            target("Inbox.md", "Inbox.html")
+                .unwrap_err()
+                .0
+                .contains("markdown note")
+        );
+        assert!(target("Projects", "P.md").unwrap_err().0.contains("moves to a folder"));
+        assert!(target("Projects", "/").is_err());
+        assert!(target("Inbox.md", "../out.md").is_err());
     }
 
     #[cfg(unix)]

@@ -19,6 +19,7 @@ pub mod note_change;
 pub mod note_create;
 pub mod note_delete;
 pub mod note_edit_section;
+pub mod note_move;
 pub mod note_read;
 pub mod note_set_properties;
 pub mod note_write;
@@ -70,7 +71,7 @@ pub struct ToolDef {
 }
 
 /// Every tool, in the order `tools/list` shows them.
-pub const ALL: [&ToolDef; 21] = [
+pub const ALL: [&ToolDef; 22] = [
     &save_memory::DEF,
     &recall_memory::DEF,
     &list_facets::DEF,
@@ -89,6 +90,7 @@ pub const ALL: [&ToolDef; 21] = [
     &note_edit_section::DEF,
     &note_set_properties::DEF,
     &note_delete::DEF,
+    &note_move::DEF,
     &my_proposals::DEF,
     &skills_list::DEF,
     &skill_read::DEF,
@@ -204,14 +206,23 @@ pub fn searchable(connection: &Connection) -> Vec<Category> {
 }
 
 /// The note a write tool's arguments name, for its audit record: the normalized path when it is
-/// one, else the text as sent (without control characters), empty when there is none.
+/// one, a folder as typed, `from → to` for a move, else the text as sent (without control
+/// characters); empty when there is none.
 pub fn written_path(arguments: &Value) -> String {
-    let Some(text) = arguments.get("path").and_then(Value::as_str) else {
+    let text = |key: &str| arguments.get(key).and_then(Value::as_str);
+    let clean = |text: &str| -> String { text.chars().filter(|c| !c.is_control()).take(256).collect() };
+    if let (Some(from), Some(to)) = (text("from"), text("to")) {
+        return format!("{} → {}", clean(from), clean(to));
+    }
+    let Some(text) = text("path") else {
         return String::new();
     };
+    if text.trim_end().ends_with('/') {
+        return clean(text.trim());
+    }
     match args::NotePath::parse(text) {
         Ok(path) => path.into_string(),
-        Err(_) => text.chars().filter(|c| !c.is_control()).take(256).collect(),
+        Err(_) => clean(text),
     }
 }
 
@@ -241,6 +252,7 @@ pub async fn call(name: &str, arguments: Value, context: &ToolContext<'_>) -> Re
         "note_edit_section" => note_edit_section::run(context, parse(arguments.clone())?, arguments).await,
         "note_set_properties" => note_set_properties::run(context, parse(arguments.clone())?, arguments).await,
         "note_delete" => note_delete::run(context, parse(arguments.clone())?, arguments).await,
+        "note_move" => note_move::run(context, parse(arguments.clone())?, arguments).await,
         "my_proposals" => my_proposals::run(context, parse(arguments)?).await,
         "skills_list" => skills_list::run(context, parse(arguments)?).await,
         "skill_read" => skill_read::run(context, parse(arguments)?).await,
@@ -440,6 +452,14 @@ pub fn nothing_matched(what: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_write_is_audited_with_the_path_it_names() {
+        assert_eq!(written_path(&json!({"path": "Projects/alpha"})), "Projects/alpha.md");
+        assert_eq!(written_path(&json!({"path": "Old/ ", "confirm": true})), "Old/");
+        assert_eq!(written_path(&json!({"from": "a.md", "to": "B/\u{7}"})), "a.md → B/");
+        assert_eq!(written_path(&json!({"text": "x"})), "");
+    }
 
     #[test]
     fn argument_rules() {

@@ -18,10 +18,10 @@ use crate::journal::notes::write::{Change, WriteError};
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Output {
     /// "written": the change is in the note. "deleted": the note (or the folder's notes) went to the
-    /// journal's trash. "proposed": nothing changed yet; the owner reviews the change (my_proposals
-    /// tells the outcome).
+    /// journal's trash. "moved": the note (or the folder's notes) is at its new path. "proposed":
+    /// nothing changed yet; the owner reviews the change (my_proposals tells the outcome).
     pub status: String,
-    /// The note's path from the top of the notes folder.
+    /// The note's path from the top of the notes folder (for a move, its new path).
     pub path: String,
     /// SHA-256 of the note's file now (hex): the expected_hash of a next change. Absent when there
     /// is no note there (a proposed new note).
@@ -30,9 +30,13 @@ pub struct Output {
     /// The proposal's id, when proposed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proposal_id: Option<i64>,
-    /// The notes a deletion removed (or, proposed, would remove).
+    /// The notes a deletion removed or a move moved (at their new paths); proposed, the ones it
+    /// would.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// For a move: the other notes whose links to what moved were updated (proposed: would be).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links_updated: Vec<String>,
 }
 
 /// Asks for `change` to the note at `path` as the calling connection, by its write mode.
@@ -55,30 +59,35 @@ pub async fn apply(
         change,
         expected_hash: expected_hash.map(|h| h.as_str().to_string()),
     };
-    let deletion = matches!(request.change, Change::Delete { .. });
+    // Which notes a result names: every note of a deletion or a move; a single write names none.
+    let (many, status, path) = match &request.change {
+        Change::Delete { .. } => (true, "deleted", request.path.clone()),
+        Change::Move { to, .. } => (true, "moved", to.clone()),
+        _ => (false, "written", request.path.clone()),
+    };
     let output = match connection.grant.write_mode {
         WriteMode::Force => {
             let made = changes::apply(context.journal, &request).await.map_err(refusal)?;
+            let (notes, links_updated) = made.summary(&request.change);
             Output {
-                status: if deletion { "deleted" } else { "written" }.into(),
-                path: made.path,
+                status: status.into(),
+                path,
                 hash: made.hash,
                 proposal_id: None,
-                notes: if deletion {
-                    made.notes.into_iter().map(|w| w.path).collect()
-                } else {
-                    Vec::new()
-                },
+                notes: if many { notes } else { Vec::new() },
+                links_updated,
             }
         }
         WriteMode::Propose => {
             let proposed = changes::propose(context.journal, &request).await.map_err(refusal)?;
             Output {
                 status: "proposed".into(),
-                path: proposed.path,
-                hash: proposed.base_hash,
+                path,
+                // A move's combined hash of every note it touches means nothing to the agent.
+                hash: if status == "moved" { None } else { proposed.base_hash },
                 proposal_id: Some(proposed.id),
-                notes: if deletion { proposed.notes } else { Vec::new() },
+                notes: if many { proposed.notes } else { Vec::new() },
+                links_updated: proposed.links,
             }
         }
         // Not offered; checked again here so that no path can write without a mode.
