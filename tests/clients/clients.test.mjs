@@ -10,7 +10,8 @@
 //   - Codex signs in with dynamic registration (`codex mcp login --oauth-client-registration dcr`,
 //     the owner typing the pairing code on the consent page), lists the journal with OAuth, and
 //     calls tools through its app-server (`mcpServer/tool/call`): search, and with the notes
-//     category base_query and note_read (a private note answers as missing), which the journal audits;
+//     category base_query and note_read (a private note answers as missing), which the journal audits, and,
+//     approved to suggest changes, proposes a move that the owner accepts with `journal proposals accept`;
 //   - the default sign-in of Codex (`codex mcp add`, which starts it by itself) and of Claude Code
 //     (`claude mcp login`, under a pseudo-terminal) identify themselves with their client ID metadata
 //     documents; with no network, the journal must know them without fetching: the consent page
@@ -31,6 +32,8 @@ import {
 const ALL_TOOLS = ['fetch', 'get_entity', 'get_transcript', 'list_entities', 'list_facets', 'list_transcripts',
   'recall_memory', 'save_memory', 'search'];
 const NOTES_TOOLS = ['base_query', 'note_read', 'notes_list', 'skill_read', 'skills_list'];
+const WRITE_TOOLS = ['my_proposals', 'note_append', 'note_create', 'note_delete', 'note_edit_section', 'note_move',
+  'note_set_properties', 'note_write'];
 
 /** A new key for the journal in `home`: the last line `token create` prints. */
 function createKey(home, label) {
@@ -154,7 +157,7 @@ test('Codex signs in with dynamic registration, lists the journal with OAuth and
   assert.match(params.client_id, /^jc_/, 'a registered client id');
   assert.match(params.redirect_uri, /^http:\/\/127\.0\.0\.1:\d+\/callback$/);
   const callback = await ownerApproves(authorizeUrl, {
-    client: 'Codex', pairing, categories: ['transcripts', 'entities', 'facets', 'notes'],
+    client: 'Codex', pairing, categories: ['transcripts', 'entities', 'facets', 'notes'], write: 'propose',
   });
   assert.equal(`${callback.origin}${callback.pathname}`, params.redirect_uri);
   assert.equal(callback.searchParams.get('state'), params.state);
@@ -179,7 +182,7 @@ test('Codex signs in with dynamic registration, lists the journal with OAuth and
   const entry = status.result?.data?.find((s) => s.name === 'journal');
   assert.ok(entry, `${JSON.stringify(status)}\n${server.report()}`);
   assert.equal(entry.authStatus, 'oAuth', JSON.stringify(entry));
-  assert.deepEqual(Object.keys(entry.tools).sort(), [...ALL_TOOLS, ...NOTES_TOOLS].sort(), JSON.stringify(entry));
+  assert.deepEqual(Object.keys(entry.tools).sort(), [...ALL_TOOLS, ...NOTES_TOOLS, ...WRITE_TOOLS].sort(), JSON.stringify(entry));
   const thread = await server.request('thread/start', { ephemeral: true, cwd: box.work });
   const threadId = thread.result?.thread?.id;
   assert.ok(threadId, `${JSON.stringify(thread)}\n${server.report()}`);
@@ -205,6 +208,17 @@ test('Codex signs in with dynamic registration, lists the journal with OAuth and
   const hidden = await server.request('mcpServer/tool/call', { server: 'journal', threadId, tool: 'note_read', arguments: { path: 'Areas/surprise-trip.md' } });
   assert.ok(hidden.result?.isError, JSON.stringify(hidden));
   assert.match(hidden.result.content[0].text, /there is no note at "Areas\/surprise-trip\.md"/);
+  // A write, approved on the consent page as a suggestion: proposed, nothing moves until the owner accepts.
+  const moved = await server.request('mcpServer/tool/call', { server: 'journal', threadId, tool: 'note_move', arguments: { from: 'Ideas.md', to: 'Someday/' } });
+  assert.ok(moved.result && !moved.result.isError, `${JSON.stringify(moved)}\n${server.report()}`);
+  const proposal = JSON.parse(moved.result.content[0].text);
+  assert.equal(proposal.status, 'proposed', moved.result.content[0].text);
+  assert.deepEqual(proposal.notes, ['Someday/Ideas.md'], moved.result.content[0].text);
+  const ideas = readFileSync(join(home, 'notes', 'Ideas.md'), 'utf8');
+  assert.match(journal(home, 'proposals', 'accept', String(proposal.proposal_id)), /accepted proposal/);
+  assert.equal(readFileSync(join(home, 'notes', 'Someday', 'Ideas.md'), 'utf8'), ideas);
+  const mine = await server.request('mcpServer/tool/call', { server: 'journal', threadId, tool: 'my_proposals', arguments: {} });
+  assert.equal(JSON.parse(mine.result.content[0].text).proposals[0].status, 'accepted', JSON.stringify(mine));
   server.stop();
 
   const activity = lines(journal(home, 'mcp', 'activity'));

@@ -186,7 +186,7 @@ function navigate(url, { method = 'GET', headers = {}, body } = {}) {
 /** The owner in the browser: opens the authorization URL, checks that the consent page names
  *  `client`, types the pairing code with the given categories (the whole journal), approves,
  *  and answers the client's callback URL from the 303. */
-export async function ownerApproves(authorizeUrl, { client, pairing, categories = [] }) {
+export async function ownerApproves(authorizeUrl, { client, pairing, categories = [], write = 'none' }) {
   const page = await navigate(authorizeUrl);
   assert.equal(page.status, 200, `the consent page for ${authorizeUrl}:\n${page.text}`);
   assert.ok(page.text.includes(`<h1>${client} wants to connect to your journal</h1>`), `the consent page names ${client}:\n${page.text}`);
@@ -196,7 +196,7 @@ export async function ownerApproves(authorizeUrl, { client, pairing, categories 
     return match[1];
   };
   const origin = new URL(authorizeUrl).origin;
-  const form = new URLSearchParams({ pending: field('pending'), csrf: field('csrf'), pairing_code: pairing, scope: 'journal', decision: 'approve' });
+  const form = new URLSearchParams({ pending: field('pending'), csrf: field('csrf'), pairing_code: pairing, scope: 'journal', decision: 'approve', write });
   for (const category of categories) form.append('category', category);
   const answer = await navigate(`${origin}/authorize`, {
     method: 'POST', body: form.toString(),
