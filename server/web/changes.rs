@@ -243,12 +243,12 @@ async fn render_note(
     code: StatusCode,
 ) -> Response {
     let db = &state.journal.db;
-    let versions = match history::of_path(db, path, NOTE_VERSIONS).await {
+    let versions = match history::of_path_kept(db, path, NOTE_VERSIONS).await {
         Ok(versions) => versions,
         Err(error) => return failed(ChangeError::Db(error)),
     };
-    let file = state.journal.notes.root().join(path);
-    let current = tokio::task::spawn_blocking(move || std::fs::read(file).ok())
+    let (journal, note_path) = (std::sync::Arc::clone(&state.journal), path.to_string());
+    let current = tokio::task::spawn_blocking(move || journal.notes.read_file(&note_path).map(|(bytes, _)| bytes))
         .await
         .ok()
         .flatten();
@@ -257,11 +257,7 @@ async fn render_note(
     let mut after: Option<(Option<String>, Option<Vec<u8>>)> =
         Some((current.as_ref().map(|_| current_hash.clone()), current.clone()));
     let mut views = Vec::new();
-    for v in &versions {
-        let before = match history::get(db, v.id).await {
-            Ok(found) => found.and_then(|(_, before)| before),
-            Err(error) => return failed(ChangeError::Db(error)),
-        };
+    for (v, before) in versions {
         let made = match &after {
             Some((hash, bytes)) if *hash == v.after_hash => Some(bytes.clone()),
             _ => None,
@@ -275,7 +271,7 @@ async fn render_note(
             };
             diff_lines(&text)
         });
-        views.push(VersionView { row: row(v), diff });
+        views.push(VersionView { row: row(&v), diff });
         after = Some((v.before_hash.clone(), before));
     }
     let page = NotePage {

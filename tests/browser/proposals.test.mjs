@@ -28,21 +28,16 @@ async function mcpSession(origin, key) {
   };
 }
 
-test('the owner accepts, rejects, resolves a conflict and undoes agents\' changes in a real browser', async (t) => {
-  const { home, origin, addr, browser } = await sampleApp(t, 'journal-proposals-');
-  const notes = join(home, 'notes');
-  const key = journal(home, 'mcp', 'token', 'create', '--label', 'helper').trim().split('\n').pop();
-  journal(home, 'mcp', 'permission', 'set', '--token', 'helper', '--category', 'notes', '--write', 'propose');
-  const call = await mcpSession(origin, key);
-  const inbox = readFileSync(join(notes, 'Inbox.md'), 'utf8');
-  const quotes = readFileSync(join(notes, 'Quotes.md'), 'utf8');
+/** A key labelled `label` granted notes with the write mode `write`, and an MCP session for it. */
+async function writer(home, origin, label, write) {
+  const key = journal(home, 'mcp', 'token', 'create', '--label', label).trim().split('\n').pop();
+  journal(home, 'mcp', 'permission', 'set', '--token', label, '--category', 'notes', '--write', write);
+  return mcpSession(origin, key);
+}
 
-  const a = await call('note_append', { path: 'Inbox.md', text: '- buy linseed oil' });
-  const b = await call('note_append', { path: 'Ideas.md', text: '- a kiln in the garden' });
-  const c = await call('note_write', { path: 'Quotes.md', body: '# Quotes\n\nOnly one now.\n' });
-  for (const proposed of [a, b, c]) assert.equal(proposed.status, 'proposed');
-  assert.equal(readFileSync(join(notes, 'Inbox.md'), 'utf8'), inbox, 'a proposal changes nothing');
-
+/** The owner signed in to the app in a new browser page, through a fresh sign-in link: answers the
+ *  page, the app's base URL and the script errors the page raises. */
+async function signedIn(browser, home, origin, addr) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   const scriptErrors = [];
@@ -52,6 +47,23 @@ test('the owner accepts, rejects, resolves a conflict and undoes agents\' change
   await page.click('button[type=submit]');
   await page.waitForURL(new RegExp(`^${origin.replace(/\./g, '\\.')}/app/[A-Za-z0-9_-]{22}/$`));
   const app = `${origin}${new URL(page.url()).pathname.replace(/\/$/, '')}`;
+  return { page, app, scriptErrors };
+}
+
+test('the owner accepts, rejects, resolves a conflict and undoes agents\' changes in a real browser', async (t) => {
+  const { home, origin, addr, browser } = await sampleApp(t, 'journal-proposals-');
+  const notes = join(home, 'notes');
+  const call = await writer(home, origin, 'helper', 'propose');
+  const inbox = readFileSync(join(notes, 'Inbox.md'), 'utf8');
+  const quotes = readFileSync(join(notes, 'Quotes.md'), 'utf8');
+
+  const a = await call('note_append', { path: 'Inbox.md', text: '- buy linseed oil' });
+  const b = await call('note_append', { path: 'Ideas.md', text: '- a kiln in the garden' });
+  const c = await call('note_write', { path: 'Quotes.md', body: '# Quotes\n\nOnly one now.\n' });
+  for (const proposed of [a, b, c]) assert.equal(proposed.status, 'proposed');
+  assert.equal(readFileSync(join(notes, 'Inbox.md'), 'utf8'), inbox, 'a proposal changes nothing');
+
+  const { page, app, scriptErrors } = await signedIn(browser, home, origin, addr);
   assert.match(await page.locator('.stat', { hasText: 'for your review' }).innerText(), /^3\s/);
 
   // The list: grouped by connection, each with its diff.
@@ -121,9 +133,7 @@ test('the owner accepts, rejects, resolves a conflict and undoes agents\' change
 test('the owner undoes an agent\'s move and restores its deletion from the trash in a real browser', async (t) => {
   const { home, origin, addr, browser } = await sampleApp(t, 'journal-trash-');
   const notes = join(home, 'notes');
-  const key = journal(home, 'mcp', 'token', 'create', '--label', 'tidier').trim().split('\n').pop();
-  journal(home, 'mcp', 'permission', 'set', '--token', 'tidier', '--category', 'notes', '--write', 'force');
-  const call = await mcpSession(origin, key);
+  const call = await writer(home, origin, 'tidier', 'force');
   const ideas = readFileSync(join(notes, 'Ideas.md'), 'utf8');
   const quotes = readFileSync(join(notes, 'Quotes.md'), 'utf8');
 
@@ -134,15 +144,7 @@ test('the owner undoes an agent\'s move and restores its deletion from the trash
   const deleted = await call('note_delete', { path: 'Quotes.md', confirm: true });
   assert.equal(deleted.status, 'deleted');
 
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  const scriptErrors = [];
-  page.on('pageerror', (error) => scriptErrors.push(String(error)));
-  const link = journal(home, 'app', '--no-open', '--local-addr', addr).trim().split('\n').pop();
-  await page.goto(link);
-  await page.click('button[type=submit]');
-  await page.waitForURL(new RegExp(`^${origin.replace(/\./g, '\\.')}/app/[A-Za-z0-9_-]{22}/$`));
-  const app = `${origin}${new URL(page.url()).pathname.replace(/\/$/, '')}`;
+  const { page, app, scriptErrors } = await signedIn(browser, home, origin, addr);
 
   // The changes page lists the move and the deletion; the trash holds the deleted note.
   await page.goto(`${app}/changes`);

@@ -690,13 +690,7 @@ fn the_readme_and_the_docs_show_the_lines_the_app_shows() {
 async fn proposal_and_undo_forms_decide_and_refuse_without_changing_anything_else() {
     use journal::journal::notes::{history, proposals};
     let server = TestServer::start().await;
-    let key = server.key("helper", &["notes"], None).await;
-    let id = connections::find_key(&server.journal.db, "helper").await.unwrap().id;
-    let notes = [journal::auth::Category::Notes].into_iter().collect();
-    connections::set_grant(&server.journal.db, &id, &notes, None, journal::auth::WriteMode::Propose)
-        .await
-        .unwrap();
-    let client = Client::connected(&server.url(), &key).await;
+    let (client, id) = server.writer("helper", journal::auth::WriteMode::Propose).await;
     let first = client
         .ok("note_append", json!({"path": "Inbox.md", "text": "- one"}))
         .await["proposal_id"]
@@ -842,13 +836,7 @@ async fn proposal_and_undo_forms_decide_and_refuse_without_changing_anything_els
 #[tokio::test]
 async fn the_trash_on_the_changes_page_restores_a_deletion_once_and_never_over_a_taken_path() {
     let server = TestServer::start().await;
-    let key = server.key("tidier", &["notes"], None).await;
-    let id = connections::find_key(&server.journal.db, "tidier").await.unwrap().id;
-    let notes = [journal::auth::Category::Notes].into_iter().collect();
-    connections::set_grant(&server.journal.db, &id, &notes, None, journal::auth::WriteMode::Force)
-        .await
-        .unwrap();
-    let client = Client::connected(&server.url(), &key).await;
+    let (client, _) = server.writer("tidier", journal::auth::WriteMode::Force).await;
     let ideas = server.root().join("notes/Ideas.md");
     let original = std::fs::read(&ideas).unwrap();
     client

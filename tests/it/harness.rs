@@ -114,6 +114,22 @@ impl TestServer {
         .unwrap();
     }
 
+    /// A key granted notes with the write mode `mode`, connected; answers (client, connection id).
+    pub async fn writer(&self, label: &str, mode: WriteMode) -> (Client, String) {
+        let key = self.key(label, &["notes"], None).await;
+        let id = connections::find_key(&self.journal.db, label).await.unwrap().id;
+        self.set_write_mode(&id, mode).await;
+        (Client::connected(&self.url(), &key).await, id)
+    }
+
+    /// Grants the connection notes with the write mode `mode`.
+    pub async fn set_write_mode(&self, connection_id: &str, mode: WriteMode) {
+        let notes = [Category::Notes].into_iter().collect();
+        connections::set_grant(&self.journal.db, connection_id, &notes, None, mode)
+            .await
+            .unwrap();
+    }
+
     pub async fn grant_by_label(&self, label: &str, categories: &[&str], facets: Option<&[&str]>) {
         let connection = connections::find_key(&self.journal.db, label).await.unwrap();
         self.grant(&connection.id, categories, facets).await;

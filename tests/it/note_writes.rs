@@ -6,7 +6,7 @@
 use serde_json::json;
 
 use crate::harness::{Client, TestServer};
-use journal::auth::{Category, WriteMode, connections};
+use journal::auth::WriteMode;
 use journal::journal::demo_notes;
 
 const WRITE_TOOLS: [&str; 5] = [
@@ -17,19 +17,12 @@ const WRITE_TOOLS: [&str; 5] = [
     "note_set_properties",
 ];
 
-/// A key granted notes with `mode`; answers (client, connection id).
 async fn writer(server: &TestServer, label: &str, mode: WriteMode) -> (Client, String) {
-    let key = server.key(label, &["notes"], None).await;
-    let id = connections::find_key(&server.journal.db, label).await.unwrap().id;
-    set_mode(server, &id, mode).await;
-    (Client::connected(&server.url(), &key).await, id)
+    server.writer(label, mode).await
 }
 
 async fn set_mode(server: &TestServer, id: &str, mode: WriteMode) {
-    let notes = [Category::Notes].into_iter().collect();
-    connections::set_grant(&server.journal.db, id, &notes, None, mode)
-        .await
-        .unwrap();
+    server.set_write_mode(id, mode).await;
 }
 
 fn file(server: &TestServer, path: &str) -> String {

@@ -6,22 +6,15 @@
 use serde_json::json;
 
 use crate::harness::{Client, TestServer};
-use journal::auth::{Category, WriteMode, connections};
+use journal::auth::{WriteMode, connections};
 use journal::journal::demo_notes;
 use journal::journal::notes::changes::{self, ChangeError};
 use journal::journal::notes::history;
 use journal::journal::notes::proposals::{self, Status};
 use journal::journal::notes::write::WriteError;
 
-/// A key granted notes with `mode`; answers (client, connection id).
 async fn writer(server: &TestServer, label: &str, mode: WriteMode) -> (Client, String) {
-    let key = server.key(label, &["notes"], None).await;
-    let id = connections::find_key(&server.journal.db, label).await.unwrap().id;
-    let notes = [Category::Notes].into_iter().collect();
-    connections::set_grant(&server.journal.db, &id, &notes, None, mode)
-        .await
-        .unwrap();
-    (Client::connected(&server.url(), &key).await, id)
+    server.writer(label, mode).await
 }
 
 fn file(server: &TestServer, path: &str) -> String {

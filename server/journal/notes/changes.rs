@@ -519,8 +519,8 @@ async fn prune(journal: &Arc<Journal>) {
 }
 
 async fn current_hash(journal: &Arc<Journal>, path: &str) -> Option<String> {
-    let file = journal.notes.root().join(path);
-    tokio::task::spawn_blocking(move || std::fs::read(file).ok().map(|b| super::note::hash_hex(&b)))
+    let (journal, path) = (Arc::clone(journal), path.to_string());
+    tokio::task::spawn_blocking(move || journal.notes.read_file(&path).map(|(b, _)| super::note::hash_hex(&b)))
         .await
         .ok()
         .flatten()

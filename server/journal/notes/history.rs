@@ -178,6 +178,20 @@ pub async fn of_path(pool: &Pool, path: &str, limit: i64) -> Result<Vec<Version>
     Ok(rows.iter().map(version_of).collect())
 }
 
+/// The versions of the note at `path` with the files they keep (None: the change created the
+/// note), newest first: one query for a note's page.
+pub async fn of_path_kept(pool: &Pool, path: &str, limit: i64) -> Result<Vec<(Version, Option<Vec<u8>>)>, sqlx::Error> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {VERSION_COLUMNS}, v.before FROM note_versions v JOIN note_changes c ON c.id = v.change_id
+         WHERE v.path = ?1 OR v.new_path = ?1 ORDER BY v.id DESC LIMIT ?2"
+    )))
+    .bind(path)
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.iter().map(|row| (version_of(row), row.get(13))).collect())
+}
+
 /// The most recent versions of any note, newest first.
 pub async fn recent(pool: &Pool, limit: i64) -> Result<Vec<Version>, sqlx::Error> {
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!(

@@ -122,12 +122,13 @@ impl Vault {
         }
     }
 
-    /// Reads a note's file as it is now. `None` when it cannot be read (gone since the last sync).
+    /// Reads a note's file as it is now. `None` when it cannot be read (gone since the last sync, or
+    /// reached only through a link: the same rule as writes, so nothing outside the vault is read).
     pub fn read_file(&self, path: &str) -> Option<(Vec<u8>, i64)> {
         if !rules::is_note_path(path) {
             return None;
         }
-        let file = self.root.join(path);
+        let file = write::within(&self.root, path)?;
         let meta = std::fs::symlink_metadata(&file).ok()?;
         if !meta.is_file() || meta.len() > note::MAX_NOTE_BYTES {
             return None;
