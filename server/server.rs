@@ -306,7 +306,7 @@ fn with_peer(
 }
 
 /// Periodic catalog sync (hand edits), the durable access epoch and session expiry, until shutdown.
-fn spawn_upkeep(state: AppState, mut stop: watch::Receiver<bool>, full_sync_every: u64) {
+pub(crate) fn spawn_upkeep(state: AppState, mut stop: watch::Receiver<bool>, full_sync_every: u64) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(SYNC_INTERVAL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

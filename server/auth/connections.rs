@@ -103,6 +103,35 @@ pub async fn find_key(pool: &Pool, label: &str) -> Result<Connection, AuthError>
     load(pool, &id).await?.ok_or_else(not_found)
 }
 
+/// Finds any connection by its label (ignoring case): a key's, or else a signed-in app's when
+/// exactly one app has it. For `journal mcp stdio --agent LABEL`.
+pub async fn find_by_label(pool: &Pool, label: &str) -> Result<Connection, AuthError> {
+    match find_key(pool, label).await {
+        Err(AuthError::NotFound(_)) => {}
+        found => return found,
+    }
+    let ids: Vec<String> = sqlx::query_scalar("SELECT id FROM connections WHERE kind = 'oauth' AND lower(label) = ?")
+        .bind(label.to_lowercase())
+        .fetch_all(pool)
+        .await?;
+    match ids.as_slice() {
+        [id] => load(pool, id).await?.ok_or_else(|| not_named(label)),
+        [] => Err(not_named(label)),
+        _ => Err(AuthError::Invalid(format!(
+            "{} signed-in apps are named \"{label}\"; give the stdio agent a key of its own: `journal mcp token create \
+             --label NAME`",
+            ids.len()
+        ))),
+    }
+}
+
+fn not_named(label: &str) -> AuthError {
+    AuthError::NotFound(format!(
+        "no connection is named \"{label}\"; create one with `journal mcp token create --label {label}` and grant it \
+         with `journal mcp permission set --token {label} ...`"
+    ))
+}
+
 /// Revokes a key: the key and its grant are deleted; its next request gets 401.
 pub async fn revoke_key(pool: &Pool, label: &str) -> Result<Connection, AuthError> {
     let connection = find_key(pool, label).await?;

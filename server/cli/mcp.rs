@@ -27,6 +27,14 @@ pub enum McpCommand {
     /// Apps signed in with OAuth.
     #[command(subcommand)]
     Oauth(super::oauth::OauthCommand),
+    /// Serve MCP over standard input and output for an agent on this computer, as an existing
+    /// connection (e.g. `claude mcp add journal -- journal mcp stdio --agent claude`).
+    Stdio {
+        /// The connection to act as: a key's label (or a signed-in app's name). Its grant, write
+        /// mode, identity and audit trail apply.
+        #[arg(long, value_name = "LABEL")]
+        agent: String,
+    },
     /// The audit log of tool calls, newest first.
     Activity {
         /// How many calls to show.
@@ -70,9 +78,14 @@ pub enum TokenCommand {
 }
 
 pub async fn run(dir: &Path, command: McpCommand) -> anyhow::Result<()> {
-    let journal = open_for_access(dir).await?;
+    // Serving over stdio reads notes at once, as `serve` does; the other commands need no catalog.
+    let journal = match &command {
+        McpCommand::Stdio { .. } => super::open_to_serve(dir).await?,
+        _ => open_for_access(dir).await?,
+    };
     let db = &journal.db;
     match command {
+        McpCommand::Stdio { agent } => stdio(&journal, &agent).await?,
         McpCommand::Token(TokenCommand::Create { label, json }) => {
             let (connection, key) = connections::create_key(db, &label).await?;
             if json {
@@ -202,4 +215,23 @@ fn shell_word(label: &str) -> String {
     } else {
         label.to_string()
     }
+}
+
+/// `journal mcp stdio --agent LABEL`: MCP on standard input and output until the input ends, with
+/// the catalog kept in step with the files as `serve` keeps it.
+async fn stdio(journal: &std::sync::Arc<crate::journal::Journal>, label: &str) -> anyhow::Result<()> {
+    let connection = connections::find_by_label(&journal.db, label).await?;
+    let state = crate::app::AppState::new(
+        std::sync::Arc::clone(journal),
+        crate::mcp::session::Sessions::new(crate::mcp::session::Limits::default()),
+        std::sync::Arc::new(crate::oauth::client_metadata::HttpsFetcher::new()),
+    );
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    crate::server::spawn_upkeep(state.clone(), stopped, crate::server::FULL_SYNC_EVERY);
+    tracing::info!(connection = %connection.label, "serving MCP on standard input and output");
+    let input = tokio::io::BufReader::new(tokio::io::stdin());
+    let served = crate::mcp::stdio::serve(&state, &connection, input, tokio::io::stdout()).await;
+    let _ = stop.send(true);
+    served?;
+    Ok(())
 }

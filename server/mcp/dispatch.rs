@@ -22,6 +22,19 @@ pub struct Caller {
     pub listed_generation: i64,
 }
 
+/// The result of `initialize` in the negotiated `version`, on every transport.
+pub fn initialized(version: Version) -> Value {
+    json!({
+        "protocolVersion": version.as_str(),
+        // No event stream, so no notifications: a changed tool list is announced in results
+        // (`_meta.tools_list_changed`) instead.
+        "capabilities": { "tools": { "listChanged": false } },
+        "serverInfo": { "name": "journal", "title": "journal", "version": env!("CARGO_PKG_VERSION") },
+        "instructions": "The owner's personal journal. Call list_facets to see the areas you can read, search to find things, \
+                         and save_memory / recall_memory for your own notes. What you can see depends on the access the owner granted.",
+    })
+}
+
 /// Answers one request (never a notification) with a JSON-RPC response.
 pub async fn request(
     state: &AppState,

@@ -12,5 +12,6 @@ pub mod listing;
 pub mod protocol;
 pub mod schema;
 pub mod session;
+pub mod stdio;
 pub mod tools;
 pub mod transport;

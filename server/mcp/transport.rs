@@ -159,16 +159,7 @@ fn initialize(
         }
         Err(e) => return http_error(StatusCode::SERVICE_UNAVAILABLE, INVALID_REQUEST, e.to_string()),
     };
-    let result = json!({
-        "protocolVersion": version.as_str(),
-        // No event stream, so no notifications: a changed tool list is announced in results
-        // (`_meta.tools_list_changed`) instead.
-        "capabilities": { "tools": { "listChanged": false } },
-        "serverInfo": { "name": "journal", "title": "journal", "version": env!("CARGO_PKG_VERSION") },
-        "instructions": "The owner's personal journal. Call list_facets to see the areas you can read, search to find things, \
-                         and save_memory / recall_memory for your own notes. What you can see depends on the access the owner granted.",
-    });
-    let mut response = json_response(StatusCode::OK, jsonrpc::result(id, result));
+    let mut response = json_response(StatusCode::OK, jsonrpc::result(id, dispatch::initialized(version)));
     if let Ok(value) = HeaderValue::from_str(&session) {
         response.headers_mut().insert(SESSION_HEADER, value);
     }

@@ -176,3 +176,23 @@ async def refused(session, tool, arguments):
     result = await call(session, tool, arguments)
     assert result.isError, f"{tool} {arguments} was served: {result.structuredContent}"
     return text_of(result)
+
+
+def in_stdio_session(journal_dir, label, body):
+    """Runs `body(session)` in an initialized SDK session over `journal mcp stdio --agent label`, the SDK starting
+    the process as an agent on this computer would; returns what it returns."""
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=JOURNAL, args=["--journal", journal_dir, "mcp", "stdio", "--agent", label])
+
+    async def main():
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await body(session)
+
+    try:
+        return asyncio.run(main())
+    except BaseExceptionGroup as group:
+        raise innermost(group) from None

@@ -1,0 +1,282 @@
+//! MCP over standard input and output, for an agent on the same computer (`journal mcp stdio
+//! --agent LABEL`): one JSON-RPC message a line in, one answer a line out, as the connection the
+//! label names. Its grant, write mode, identity and audit trail are the connection's, read again
+//! for every request exactly as HTTP reads a credential's, so the owner's changes (a narrower grant,
+//! a revoked connection) take effect at the next call. The same dispatch answers as over HTTP; only
+//! the framing differs. Nothing but answers is written to standard output: logs go to standard
+//! error.
+
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+
+use serde_json::Value;
+
+use super::dispatch::{self, Caller};
+use super::jsonrpc::{self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Message, PARSE_ERROR};
+use super::protocol::Version;
+use crate::app::AppState;
+use crate::auth::{Connection, connections};
+
+/// The longest message line, as the longest HTTP body.
+pub const MAX_LINE_BYTES: usize = super::transport::MAX_BODY_BYTES;
+
+/// Why serving over stdio stopped early.
+#[derive(Debug, thiserror::Error)]
+pub enum StdioError {
+    #[error("the connection \"{0}\" was removed; the owner can make a new one with `journal mcp token create`")]
+    Removed(String),
+    #[error("standard input or output failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// One line read from the input.
+enum Line {
+    /// A whole line (without its newline).
+    Whole,
+    /// A line longer than `MAX_LINE_BYTES`, read to its end and dropped.
+    TooLong,
+    End,
+}
+
+/// Serves the connection `connection` (as loaded when the process started) until the input ends.
+pub async fn serve<R, W>(state: &AppState, connection: &Connection, input: R, mut output: W) -> Result<(), StdioError>
+where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut input = input;
+    let mut server = Server {
+        state,
+        connection_id: connection.id.clone(),
+        label: connection.label.clone(),
+        session: None,
+    };
+    let mut line = Vec::new();
+    let result = loop {
+        line.clear();
+        let reply = match read_line(&mut input, &mut line).await? {
+            Line::End => break Ok(()),
+            Line::TooLong => Some(Reply::go_on(jsonrpc::error(
+                Value::Null,
+                INVALID_REQUEST,
+                format!("a message may be at most {MAX_LINE_BYTES} bytes on one line"),
+            ))),
+            Line::Whole => server.answer(&line).await,
+        };
+        let Some(reply) = reply else { continue };
+        output.write_all(reply.text.as_bytes()).await?;
+        output.write_all(b"\n").await?;
+        output.flush().await?;
+        if reply.stop {
+            break Err(StdioError::Removed(server.label.clone()));
+        }
+    };
+    if let Some((id, _)) = &server.session {
+        let _ = state.sessions.end(id, &server.connection_id);
+    }
+    result
+}
+
+/// An answer, and whether serving stops after it.
+struct Reply {
+    text: String,
+    stop: bool,
+}
+
+impl Reply {
+    fn go_on(value: Value) -> Reply {
+        Reply {
+            text: value.to_string(),
+            stop: false,
+        }
+    }
+}
+
+struct Server<'a> {
+    state: &'a AppState,
+    connection_id: String,
+    label: String,
+    /// The session `initialize` opened, and its negotiated version.
+    session: Option<(String, Version)>,
+}
+
+impl Server<'_> {
+    /// The answer to one line: None for a notification, a response or an empty line.
+    async fn answer(&mut self, line: &[u8]) -> Option<Reply> {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        let value: Value = match serde_json::from_slice(line) {
+            Ok(value) => value,
+            Err(e) => {
+                return Some(Reply::go_on(jsonrpc::error(
+                    Value::Null,
+                    PARSE_ERROR,
+                    format!("the line is not valid JSON: {e}"),
+                )));
+            }
+        };
+        if value.is_array() {
+            return Some(Reply::go_on(jsonrpc::error(
+                Value::Null,
+                INVALID_REQUEST,
+                "send one message a line: batches are not taken over stdio",
+            )));
+        }
+        let (id, method, params) = match jsonrpc::classify(&value) {
+            Err((id, why)) => return Some(Reply::go_on(jsonrpc::error(id, INVALID_REQUEST, why))),
+            Ok(Message::Notification { .. } | Message::Response) => return None,
+            Ok(Message::Request { id, method, params }) => (id, method, params),
+        };
+        // The connection as it is now: a grant narrowed or a connection removed since the last
+        // line applies to this one.
+        let connection = match connections::touch_and_load(&self.state.journal.db, &self.connection_id).await {
+            Ok(Some(connection)) => connection,
+            Ok(None) => {
+                let message = StdioError::Removed(self.label.clone()).to_string();
+                return Some(Reply {
+                    text: jsonrpc::error(id, INVALID_REQUEST, message).to_string(),
+                    stop: true,
+                });
+            }
+            Err(error) => {
+                tracing::error!(%error, "the connection could not be read");
+                return Some(Reply::go_on(jsonrpc::error(
+                    id,
+                    INTERNAL_ERROR,
+                    "the journal could not check this connection; try again",
+                )));
+            }
+        };
+        if method == "initialize" {
+            return Some(Reply::go_on(self.initialize(&connection, id, &params)));
+        }
+        let Some((session_id, version)) = self.session.clone() else {
+            return Some(Reply::go_on(jsonrpc::error(
+                id,
+                INVALID_REQUEST,
+                "send initialize first: this server answers requests once a session is initialized",
+            )));
+        };
+        // A session idle past its time is opened again: over stdio the process is the session.
+        let session = match self.state.sessions.touch(&session_id, &connection.id) {
+            Ok(session) => Ok(session),
+            Err(_) => self.open(&connection, version).and_then(|reopened| {
+                self.state
+                    .sessions
+                    .touch(&reopened, &connection.id)
+                    .map_err(|e| e.to_string())
+            }),
+        };
+        let session = match session {
+            Ok(session) => session,
+            Err(message) => return Some(Reply::go_on(jsonrpc::error(id, INTERNAL_ERROR, message))),
+        };
+        let caller = Caller {
+            connection,
+            session_id: self.session.as_ref().map(|(id, _)| id.clone()).unwrap_or_default(),
+            version: session.version,
+            listed_generation: session.listed_generation,
+        };
+        let reply = dispatch::request(self.state, &caller, id, &method, params).await;
+        Some(Reply {
+            text: reply.into_string(),
+            stop: false,
+        })
+    }
+
+    fn initialize(&mut self, connection: &Connection, id: Value, params: &serde_json::Map<String, Value>) -> Value {
+        let Some(requested) = params.get("protocolVersion").and_then(Value::as_str) else {
+            return jsonrpc::error(id, INVALID_PARAMS, "initialize needs params.protocolVersion");
+        };
+        let version = Version::negotiate(requested);
+        match self.open(connection, version) {
+            Ok(_) => jsonrpc::result(id, dispatch::initialized(version)),
+            Err(message) => jsonrpc::error(id, INTERNAL_ERROR, message),
+        }
+    }
+
+    /// Opens this process's session (ending the one before, if any).
+    fn open(&mut self, connection: &Connection, version: Version) -> Result<String, String> {
+        if let Some((old, _)) = self.session.take() {
+            let _ = self.state.sessions.end(&old, &connection.id);
+        }
+        let opened = self
+            .state
+            .sessions
+            .create(&connection.id, &connection.label, version, connection.grant.generation)
+            .map_err(|e| e.to_string())?;
+        self.session = Some((opened.id.clone(), version));
+        Ok(opened.id)
+    }
+}
+
+/// Reads one line into `line`, at most `MAX_LINE_BYTES` of it.
+async fn read_line<R: AsyncBufRead + Unpin>(input: &mut R, line: &mut Vec<u8>) -> std::io::Result<Line> {
+    let mut too_long = false;
+    loop {
+        let buffer = input.fill_buf().await?;
+        if buffer.is_empty() {
+            return Ok(match (too_long, line.is_empty()) {
+                (true, _) => Line::TooLong,
+                (false, true) => Line::End,
+                (false, false) => Line::Whole,
+            });
+        }
+        let (take, done) = match buffer.iter().position(|b| *b == b'\n') {
+            Some(at) => (at + 1, true),
+            None => (buffer.len(), false),
+        };
+        if !too_long {
+            let piece = if done { &buffer[..take - 1] } else { &buffer[..take] };
+            if line.len() + piece.len() > MAX_LINE_BYTES {
+                too_long = true;
+                line.clear();
+            } else {
+                line.extend_from_slice(piece);
+            }
+        }
+        input.consume(take);
+        if done {
+            return Ok(if too_long { Line::TooLong } else { Line::Whole });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn lines(input: &[u8]) -> Vec<Result<String, &'static str>> {
+        let mut reader = tokio::io::BufReader::with_capacity(16, input);
+        let mut out = Vec::new();
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match read_line(&mut reader, &mut line).await.unwrap() {
+                Line::End => return out,
+                Line::TooLong => out.push(Err("too long")),
+                Line::Whole => out.push(Ok(String::from_utf8(line.clone()).unwrap())),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn lines_are_read_whole_and_a_long_one_is_dropped_to_its_end() {
+        let long = "x".repeat(MAX_LINE_BYTES + 1);
+        let exact = "y".repeat(MAX_LINE_BYTES);
+        let input = format!("{{\"a\":1}}\n\n{long}\nafter\n{exact}\nlast without newline");
+        assert_eq!(
+            lines(input.as_bytes()).await,
+            [
+                Ok("{\"a\":1}".to_string()),
+                Ok(String::new()),
+                Err("too long"),
+                Ok("after".to_string()),
+                Ok(exact),
+                Ok("last without newline".to_string()),
+            ]
+        );
+        assert!(lines(b"").await.is_empty());
+        assert_eq!(lines(long.as_bytes()).await, [Err("too long")]);
+    }
+}
