@@ -12,6 +12,9 @@
 //     calls tools through its app-server (`mcpServer/tool/call`): search, and with the notes
 //     category base_query and note_read (a private note answers as missing), which the journal audits, and,
 //     approved to suggest changes, proposes a move that the owner accepts with `journal proposals accept`;
+//   - over stdio (`journal mcp stdio --agent LABEL`, started by the client): `claude mcp list` reports
+//     the journal connected, and Codex's app-server lists the connection's tools and calls note_append,
+//     which lands on disk as that connection's change;
 //   - the default sign-in of Codex (`codex mcp add`, which starts it by itself) and of Claude Code
 //     (`claude mcp login`, under a pseudo-terminal) identify themselves with their client ID metadata
 //     documents; with no network, the journal must know them without fetching: the consent page
@@ -25,7 +28,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  CLAUDE, CODEX, GEMINI, codexAppServer, journal, lines, ownerApproves, report, sandbox,
+  CLAUDE, CODEX, GEMINI, JOURNAL, codexAppServer, journal, lines, ownerApproves, report, sandbox,
   servedJournal, visitCallback, waitFor,
 } from './harness.mjs';
 
@@ -276,4 +279,40 @@ test('Claude Code signs in with its client ID metadata document, without fetchin
 
   const listed = await box.run(CLAUDE, ['mcp', 'list']);
   assert.ok(lines(listed.stdout).includes(`journal: ${url} (HTTP) - ✔ Connected`), report(listed));
+});
+
+test('Claude Code and Codex start the journal over stdio as a connection and call its tools', { timeout: 240_000 }, async (t) => {
+  const { home } = await servedJournal(t);
+  createKey(home, 'local-agent');
+  journal(home, 'mcp', 'permission', 'set', '--token', 'local-agent', '--category', 'notes', '--write', 'force');
+  const command = [JOURNAL, '--journal', home, 'mcp', 'stdio', '--agent', 'local-agent'];
+
+  const claude = sandbox(t, 'claude-stdio');
+  const added = await claude.run(CLAUDE, ['mcp', 'add', '--scope', 'user', 'journal', '--', ...command]);
+  assert.equal(added.code, 0, report(added));
+  const listed = await claude.run(CLAUDE, ['mcp', 'list']);
+  const row = lines(listed.stdout).find((line) => line.startsWith('journal: '));
+  assert.match(row ?? '', /^journal: .*mcp stdio --agent local-agent - ✔ Connected$/, report(listed));
+
+  const box = sandbox(t, 'codex-stdio');
+  configureCodex(box);
+  const codexAdded = await box.run(CODEX, ['mcp', 'add', 'journal', '--', ...command]);
+  assert.equal(codexAdded.code, 0, report(codexAdded));
+  const server = codexAppServer(box);
+  const init = await server.request('initialize', { clientInfo: { name: 'journal-client-test', version: '1' } });
+  assert.ok(init.result, JSON.stringify(init));
+  server.notify('initialized');
+  const status = await server.request('mcpServerStatus/list', { detail: 'toolsAndAuthOnly' });
+  const entry = status.result?.data?.find((s) => s.name === 'journal');
+  assert.ok(entry, `${JSON.stringify(status)}\n${server.report()}`);
+  assert.deepEqual(Object.keys(entry.tools).sort(), [...NOTES_TOOLS, ...WRITE_TOOLS, 'fetch', 'list_facets', 'recall_memory', 'save_memory', 'search'].sort(), JSON.stringify(entry));
+  const thread = await server.request('thread/start', { ephemeral: true, cwd: box.work });
+  const threadId = thread.result?.thread?.id;
+  assert.ok(threadId, `${JSON.stringify(thread)}\n${server.report()}`);
+  const appended = await server.request('mcpServer/tool/call', { server: 'journal', threadId, tool: 'note_append', arguments: { path: 'Inbox.md', text: '- from Codex over stdio' } });
+  assert.ok(appended.result && !appended.result.isError, `${JSON.stringify(appended)}\n${server.report()}`);
+  assert.equal(JSON.parse(appended.result.content[0].text).status, 'written');
+  server.stop();
+  assert.ok(readFileSync(join(home, 'notes', 'Inbox.md'), 'utf8').endsWith('- from Codex over stdio'));
+  assert.match(journal(home, 'notes', 'history', 'Inbox.md'), /agent:local-agent \(local-agent\)/);
 });
