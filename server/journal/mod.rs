@@ -16,6 +16,7 @@ pub mod demo_notes;
 pub mod entity;
 pub mod facet;
 pub mod frontmatter;
+pub mod graph;
 pub mod import;
 pub mod index;
 pub mod memory;

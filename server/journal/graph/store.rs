@@ -1,0 +1,326 @@
+//! `graph.jsonl`: the graph's one file, a connection a line, as JSON.
+//!
+//! Loading never fails on content: a line that is not a valid connection (or repeats an id) is
+//! reported with its line number and passed over, and kept as it is when the file is written again,
+//! so a typo in a hand edit is never lost to an agent's write. Every change is a read, change and
+//! write of the whole file under `graph.lock` (an advisory lock the system drops when its process
+//! dies, so a crashed process never keeps it), written atomically and durably (`fsio`). Several
+//! processes (a server, stdio agents, the CLI) may change the graph at once; each change sees the
+//! ones before it.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::Connection;
+use crate::fsio;
+
+/// The graph's file in the journal folder.
+pub const FILE: &str = "graph.jsonl";
+/// The lock beside it.
+const LOCK: &str = "graph.lock";
+/// How long a change waits for another process's change before giving up.
+const LOCK_WAIT: Duration = Duration::from_secs(5);
+/// The most connections the graph holds; beyond it, new ones are refused.
+pub const MAX_CONNECTIONS: usize = 100_000;
+
+/// Why the graph could not be read or changed. Nothing changed in any case.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("the graph file could not be read or written: {0}")]
+    Io(#[from] io::Error),
+    #[error("another process is changing the graph; try again in a moment")]
+    Busy,
+}
+
+/// A line that is not a connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// 1-based.
+    pub line: usize,
+    pub message: String,
+}
+
+/// One line of the file as read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Line {
+    Connection(Connection),
+    /// Kept as written (a bad line, or a blank one).
+    Other(String),
+}
+
+/// The graph as its file holds it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Graph {
+    lines: Vec<Line>,
+    /// The lines that were passed over.
+    pub problems: Vec<Problem>,
+}
+
+impl Graph {
+    /// Reads the file's text.
+    pub fn parse(text: &str) -> Graph {
+        let mut graph = Graph::default();
+        let mut ids = std::collections::HashSet::new();
+        for (at, raw) in text.lines().enumerate() {
+            if raw.trim().is_empty() {
+                graph.lines.push(Line::Other(raw.to_string()));
+                continue;
+            }
+            let read = serde_json::from_str::<Connection>(raw)
+                .map_err(|e| format!("not a connection: {e}"))
+                .and_then(|c| c.check().map(|()| c))
+                .and_then(|c| {
+                    if ids.insert(c.id.clone()) {
+                        Ok(c)
+                    } else {
+                        Err(format!("the id {} is on an earlier line too", c.id))
+                    }
+                });
+            match read {
+                Ok(connection) => graph.lines.push(Line::Connection(connection)),
+                Err(message) => {
+                    graph.problems.push(Problem { line: at + 1, message });
+                    graph.lines.push(Line::Other(raw.to_string()));
+                }
+            }
+        }
+        graph
+    }
+
+    /// The file's text: a connection a line, the other lines as they were.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for line in &self.lines {
+            match line {
+                Line::Connection(c) => out.push_str(&serde_json::to_string(c).unwrap_or_default()),
+                Line::Other(raw) => out.push_str(raw),
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    pub fn connections(&self) -> impl Iterator<Item = &Connection> {
+        self.lines.iter().filter_map(|line| match line {
+            Line::Connection(c) => Some(c),
+            Line::Other(_) => None,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.connections().count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Connection> {
+        self.connections().find(|c| c.id == id)
+    }
+
+    pub fn get_mut(&mut self, id: &str) -> Option<&mut Connection> {
+        self.lines.iter_mut().find_map(|line| match line {
+            Line::Connection(c) if c.id == id => Some(c),
+            _ => None,
+        })
+    }
+
+    /// Adds a connection at the end (its id must be new; `add` checks).
+    pub fn push(&mut self, connection: Connection) {
+        self.lines.push(Line::Connection(connection));
+    }
+
+    /// Removes a connection; answers it.
+    pub fn remove(&mut self, id: &str) -> Option<Connection> {
+        let at = self
+            .lines
+            .iter()
+            .position(|line| matches!(line, Line::Connection(c) if c.id == id))?;
+        match self.lines.remove(at) {
+            Line::Connection(c) => Some(c),
+            Line::Other(_) => None,
+        }
+    }
+
+    /// Renames an item wherever a connection names it (a note that moved).
+    pub fn rename_item(&mut self, from: &str, to: &str) -> usize {
+        let mut renamed = 0;
+        for line in &mut self.lines {
+            if let Line::Connection(c) = line {
+                for end in [&mut c.from, &mut c.to] {
+                    if end == from {
+                        *end = to.to_string();
+                        renamed += 1;
+                    }
+                }
+            }
+        }
+        renamed
+    }
+}
+
+/// The graph's file in the journal folder `root`.
+pub fn path(root: &Path) -> PathBuf {
+    root.join(FILE)
+}
+
+/// Reads the graph (an empty one when there is no file yet).
+pub fn load(root: &Path) -> Result<Graph, StoreError> {
+    match fs::read_to_string(path(root)) {
+        Ok(text) => Ok(Graph::parse(&text)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Graph::default()),
+        Err(e) => Err(StoreError::Io(e)),
+    }
+}
+
+/// Changes the graph: reads it under the lock, lets `change` change it, and writes it back when
+/// `change` answers `Ok` (nothing is written otherwise). Blocking: call it off the async threads.
+pub fn update<T, E: From<StoreError>>(root: &Path, change: impl FnOnce(&mut Graph) -> Result<T, E>) -> Result<T, E> {
+    let lock = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(root.join(LOCK))
+        .map_err(StoreError::Io)?;
+    take(&lock)?;
+    let result = (|| {
+        let mut graph = load(root)?;
+        let before = graph.clone();
+        let answer = change(&mut graph)?;
+        if graph != before {
+            fsio::write_atomic(&path(root), graph.to_text().as_bytes()).map_err(StoreError::Io)?;
+        }
+        Ok(answer)
+    })();
+    let _ = lock.unlock();
+    result
+}
+
+/// Takes the lock, waiting at most `LOCK_WAIT` for another process to finish its change.
+fn take(lock: &fs::File) -> Result<(), StoreError> {
+    let started = Instant::now();
+    loop {
+        match lock.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(fs::TryLockError::WouldBlock) if started.elapsed() < LOCK_WAIT => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(fs::TryLockError::WouldBlock) => return Err(StoreError::Busy),
+            Err(fs::TryLockError::Error(e)) => return Err(StoreError::Io(e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::graph::Author;
+
+    fn line(id: &str, from: &str, to: &str) -> String {
+        format!(r#"{{"id":"{id}","from":"{from}","to":"{to}","created_at":"2026-12-04T18:00:00Z"}}"#)
+    }
+
+    #[test]
+    fn a_bad_line_is_reported_with_its_number_skipped_and_kept() {
+        let text = [
+            line("c-aaaaaaaaaa", "note:a.md", "note:b.md"),
+            "{not json".to_string(),
+            String::new(),
+            line("c-aaaaaaaaaa", "note:a.md", "note:c.md"),
+            line("c-bbbbbbbbbb", "note:a.md", "page:c"),
+            r#"{"id":"c-cccccccccc","from":"note:a.md","to":"note:c.md","created_at":"2026-12-04T18:00:00Z","colour":"red"}"#
+                .to_string(),
+            line("c-dddddddddd", "facet:f-1", "entity:e-1"),
+        ]
+        .join("\n")
+            + "\n";
+        let graph = Graph::parse(&text);
+        assert_eq!(graph.len(), 2);
+        let lines: Vec<usize> = graph.problems.iter().map(|p| p.line).collect();
+        assert_eq!(lines, [2, 4, 5, 6]);
+        assert!(
+            graph.problems[1].message.contains("earlier line"),
+            "{:?}",
+            graph.problems
+        );
+        assert!(graph.problems[2].message.contains("to:"), "{:?}", graph.problems);
+        assert!(graph.problems[3].message.contains("colour"), "{:?}", graph.problems);
+        // Written again, every line is where it was, the bad ones as they were.
+        assert_eq!(graph.to_text(), text);
+    }
+
+    #[test]
+    fn changes_are_written_whole_and_only_when_something_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(load(dir.path()).unwrap().is_empty());
+        let added: Result<(), StoreError> = update(dir.path(), |graph| {
+            graph.push(super::super::Connection {
+                id: "c-aaaaaaaaaa".into(),
+                from: "note:a.md".into(),
+                to: "note:b.md".into(),
+                kind: None,
+                created_by: Some(Author::agent("claude")),
+                created_at: "2026-12-04T18:00:00Z".into(),
+                type_by: None,
+                notes: Vec::new(),
+            });
+            Ok(())
+        });
+        added.unwrap();
+        let text = fs::read_to_string(path(dir.path())).unwrap();
+        assert_eq!(
+            text,
+            "{\"id\":\"c-aaaaaaaaaa\",\"from\":\"note:a.md\",\"to\":\"note:b.md\",\"created_by\":\"agent:claude\",\
+             \"created_at\":\"2026-12-04T18:00:00Z\"}\n"
+        );
+        // A refused change writes nothing.
+        let refused: Result<(), StoreError> = update(dir.path(), |graph| {
+            graph.remove("c-aaaaaaaaaa");
+            Err(StoreError::Busy)
+        });
+        assert!(refused.is_err());
+        assert_eq!(load(dir.path()).unwrap().len(), 1);
+        let renamed: Result<usize, StoreError> =
+            update(dir.path(), |graph| Ok(graph.rename_item("note:a.md", "note:z.md")));
+        assert_eq!(renamed.unwrap(), 1);
+        assert_eq!(load(dir.path()).unwrap().get("c-aaaaaaaaaa").unwrap().from, "note:z.md");
+    }
+
+    #[test]
+    fn changes_from_many_threads_are_all_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let root = root.clone();
+                std::thread::spawn(move || {
+                    for i in 0..10 {
+                        let done: Result<(), StoreError> = update(&root, |graph| {
+                            graph.push(super::super::Connection {
+                                id: format!("c-{t}{i:09}"),
+                                from: format!("note:{t}.md"),
+                                to: format!("note:{i}-x.md"),
+                                kind: None,
+                                created_by: None,
+                                created_at: "2026-12-04T18:00:00Z".into(),
+                                type_by: None,
+                                notes: Vec::new(),
+                            });
+                            Ok(())
+                        });
+                        done.unwrap();
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        let graph = load(&root).unwrap();
+        assert_eq!(graph.len(), 80);
+        assert!(graph.problems.is_empty());
+    }
+}
