@@ -537,6 +537,11 @@ async fn a_folder_move_keeps_links_is_proposed_accepted_and_undone_whole() {
     );
     server.journal.sync().await.unwrap();
     let links_before = file(&server, "Links.md");
+    // Connections in the graph name the notes by path; they follow the notes.
+    let graph = server.root().join("graph.jsonl");
+    let graph_before = "{\"id\":\"c-aaaaaaaaaa\",\"from\":\"note:Garden/plan.md\",\"to\":\"entity:e-1\",\"created_at\":\"2026-12-04T18:00:00Z\"}\n\
+                        {\"id\":\"c-bbbbbbbbbb\",\"from\":\"note:Garden/beds/tomatoes.md\",\"to\":\"note:Garden/plan.md\",\"created_at\":\"2026-12-04T18:00:00Z\"}\n";
+    std::fs::write(&graph, graph_before).unwrap();
 
     // Proposed: nothing moves; the owner accepts, and the move is made as the agent's.
     let (proposer, proposer_id) = writer(&server, "suggester", WriteMode::Propose).await;
@@ -581,6 +586,11 @@ async fn a_folder_move_keeps_links_is_proposed_accepted_and_undone_whole() {
     );
     assert!(notes.join("Garden/beds/secret.md").exists() && notes.join("Garden/beds/p 1.png").exists());
     assert!(!notes.join("Garden/plan.md").exists());
+    assert_eq!(
+        std::fs::read_to_string(&graph).unwrap(),
+        graph_before.replace("note:Garden/", "note:Archive/Garden 2026/"),
+        "the connections follow the moved notes"
+    );
     let (reader_client, _) = writer(&server, "reader", WriteMode::None).await;
     let read = reader_client
         .ok("note_read", json!({"path": "Archive/Garden 2026/plan.md"}))
@@ -595,6 +605,11 @@ async fn a_folder_move_keeps_links_is_proposed_accepted_and_undone_whole() {
     assert_eq!(file(&server, "Links.md"), links_before);
     assert!(notes.join("Garden/plan.md").exists() && notes.join("Garden/beds/tomatoes.md").exists());
     assert!(!notes.join("Archive/Garden 2026/plan.md").exists());
+    assert_eq!(
+        std::fs::read_to_string(&graph).unwrap(),
+        graph_before,
+        "and come back with the undo"
+    );
     let undo = history::of_path(&server.journal.db, "Garden/plan.md", 1).await.unwrap();
     assert_eq!(undo[0].tool, "revert");
     changes::revert(&server.journal, undo[0].id, None).await.unwrap();

@@ -149,7 +149,11 @@ impl Graph {
     pub fn rename_item(&mut self, from: &str, to: &str) -> usize {
         let mut renamed = 0;
         for line in &mut self.lines {
-            if let Line::Connection(c) = line {
+            // A connection would never join an item to itself: such a one keeps its old name.
+            if let Line::Connection(c) = line
+                && c.touches(from)
+                && !c.touches(to)
+            {
                 for end in [&mut c.from, &mut c.to] {
                     if end == from {
                         *end = to.to_string();
@@ -287,6 +291,11 @@ mod tests {
             update(dir.path(), |graph| Ok(graph.rename_item("note:a.md", "note:z.md")));
         assert_eq!(renamed.unwrap(), 1);
         assert_eq!(load(dir.path()).unwrap().get("c-aaaaaaaaaa").unwrap().from, "note:z.md");
+        // Never onto its other end: that connection keeps its name.
+        let onto_itself: Result<usize, StoreError> =
+            update(dir.path(), |graph| Ok(graph.rename_item("note:z.md", "note:b.md")));
+        assert_eq!(onto_itself.unwrap(), 0);
+        assert!(load(dir.path()).unwrap().problems.is_empty());
     }
 
     #[test]

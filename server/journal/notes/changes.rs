@@ -497,6 +497,7 @@ async fn commit_recorded(
             return Err(error);
         }
     };
+    follow_moves(journal, &written).await;
     // The change is on disk (acknowledged from here on); the sync makes it visible to reads and
     // searches. A failed sync is retried by the upkeep and does not undo the change.
     if let Err(error) = journal.sync().await {
@@ -504,6 +505,35 @@ async fn commit_recorded(
     }
     prune(journal).await;
     Ok(written)
+}
+
+/// A moved note keeps its connections in the graph: every connection that named it at its old
+/// path names it at the new one (a move, its undo, the undo of that).
+async fn follow_moves(journal: &Arc<Journal>, written: &[Written]) {
+    let renames: Vec<(String, String)> = written
+        .iter()
+        .filter_map(|w| Some((format!("note:{}", w.moved_from.as_ref()?), format!("note:{}", w.path))))
+        .collect();
+    let root = journal.root().to_path_buf();
+    // No graph yet, nothing to follow (and no lock file made for nothing).
+    if renames.is_empty() || !crate::journal::graph::store::path(&root).exists() {
+        return;
+    }
+    let renamed = tokio::task::spawn_blocking(move || {
+        crate::journal::graph::store::update(&root, |graph| {
+            Ok::<usize, crate::journal::graph::store::StoreError>(
+                renames.iter().map(|(from, to)| graph.rename_item(from, to)).sum(),
+            )
+        })
+    })
+    .await;
+    match renamed {
+        Ok(Ok(_)) => {}
+        Ok(Err(error)) => {
+            tracing::error!(%error, "moved notes' connections still name their old paths; fix graph.jsonl by hand")
+        }
+        Err(error) => tracing::error!(%error, "moved notes' connections could not be followed"),
+    }
 }
 
 /// Keeps the history and the decided proposals within their bounds; a failure is tried again with
