@@ -76,6 +76,27 @@ function configureCodex(box) {
   ].join('\n'));
 }
 
+/** Codex's app-server, initialized, with the journal among its MCP servers: answers the server and
+ *  the journal's status entry (its tools, its sign-in). */
+async function codexWithJournal(box) {
+  const server = codexAppServer(box);
+  const init = await server.request('initialize', { clientInfo: { name: 'journal-client-test', version: '1' } });
+  assert.ok(init.result, JSON.stringify(init));
+  server.notify('initialized');
+  const status = await server.request('mcpServerStatus/list', { detail: 'toolsAndAuthOnly' });
+  const entry = status.result?.data?.find((s) => s.name === 'journal');
+  assert.ok(entry, `${JSON.stringify(status)}\n${server.report()}`);
+  return { server, entry };
+}
+
+/** A new ephemeral thread in Codex's app-server (tool calls belong to a thread); answers its id. */
+async function codexThread(server, box) {
+  const thread = await server.request('thread/start', { ephemeral: true, cwd: box.work });
+  const threadId = thread.result?.thread?.id;
+  assert.ok(threadId, `${JSON.stringify(thread)}\n${server.report()}`);
+  return threadId;
+}
+
 /** The query of an authorization URL a client handed to the browser, checked for PKCE and the
  *  resource; answers the parameters. */
 function authorizationParams(authorizeUrl, { origin, url }) {
@@ -177,18 +198,10 @@ test('Codex signs in with dynamic registration, lists the journal with OAuth and
 
   // No model: Codex's app-server connects to the journal with its stored token, lists the tools and
   // calls one on request, as it would for the model.
-  const server = codexAppServer(box);
-  const init = await server.request('initialize', { clientInfo: { name: 'journal-client-test', version: '1' } });
-  assert.ok(init.result, JSON.stringify(init));
-  server.notify('initialized');
-  const status = await server.request('mcpServerStatus/list', { detail: 'toolsAndAuthOnly' });
-  const entry = status.result?.data?.find((s) => s.name === 'journal');
-  assert.ok(entry, `${JSON.stringify(status)}\n${server.report()}`);
+  const { server, entry } = await codexWithJournal(box);
   assert.equal(entry.authStatus, 'oAuth', JSON.stringify(entry));
   assert.deepEqual(Object.keys(entry.tools).sort(), [...ALL_TOOLS, ...NOTES_TOOLS, ...WRITE_TOOLS].sort(), JSON.stringify(entry));
-  const thread = await server.request('thread/start', { ephemeral: true, cwd: box.work });
-  const threadId = thread.result?.thread?.id;
-  assert.ok(threadId, `${JSON.stringify(thread)}\n${server.report()}`);
+  const threadId = await codexThread(server, box);
   const called = await server.request('mcpServer/tool/call', { server: 'journal', threadId, tool: 'search', arguments: { query: 'lease renewal' } });
   assert.ok(called.result && !called.result.isError, `${JSON.stringify(called)}\n${server.report()}`);
   const found = JSON.parse(called.result.content[0].text);
@@ -298,17 +311,9 @@ test('Claude Code and Codex start the journal over stdio as a connection and cal
   configureCodex(box);
   const codexAdded = await box.run(CODEX, ['mcp', 'add', 'journal', '--', ...command]);
   assert.equal(codexAdded.code, 0, report(codexAdded));
-  const server = codexAppServer(box);
-  const init = await server.request('initialize', { clientInfo: { name: 'journal-client-test', version: '1' } });
-  assert.ok(init.result, JSON.stringify(init));
-  server.notify('initialized');
-  const status = await server.request('mcpServerStatus/list', { detail: 'toolsAndAuthOnly' });
-  const entry = status.result?.data?.find((s) => s.name === 'journal');
-  assert.ok(entry, `${JSON.stringify(status)}\n${server.report()}`);
+  const { server, entry } = await codexWithJournal(box);
   assert.deepEqual(Object.keys(entry.tools).sort(), [...NOTES_TOOLS, ...WRITE_TOOLS, 'fetch', 'list_facets', 'recall_memory', 'save_memory', 'search'].sort(), JSON.stringify(entry));
-  const thread = await server.request('thread/start', { ephemeral: true, cwd: box.work });
-  const threadId = thread.result?.thread?.id;
-  assert.ok(threadId, `${JSON.stringify(thread)}\n${server.report()}`);
+  const threadId = await codexThread(server, box);
   const appended = await server.request('mcpServer/tool/call', { server: 'journal', threadId, tool: 'note_append', arguments: { path: 'Inbox.md', text: '- from Codex over stdio' } });
   assert.ok(appended.result && !appended.result.isError, `${JSON.stringify(appended)}\n${server.report()}`);
   assert.equal(JSON.parse(appended.result.content[0].text).status, 'written');

@@ -136,20 +136,32 @@ def innermost(error):
     return error
 
 
-def in_session(server, key, body):
-    """Runs `body(session)` in an initialized SDK session that presents `key`; returns what it returns."""
+def run_session(streams, body):
+    """Runs `body(session)` in an initialized SDK session over `streams()` (an async context manager that yields the
+    read and write streams first); returns what it returns, and the one failure inside the SDK's task groups."""
 
     async def main():
-        async with httpx.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
-            async with streamable_http_client(server.url, http_client=http) as (read, write, _):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    return await body(session)
+        async with streams() as opened:
+            async with ClientSession(opened[0], opened[1]) as session:
+                await session.initialize()
+                return await body(session)
 
     try:
         return asyncio.run(main())
     except BaseExceptionGroup as group:
         raise innermost(group) from None
+
+
+def in_session(server, key, body):
+    """Runs `body(session)` in an initialized SDK session that presents `key`; returns what it returns."""
+
+    @contextlib.asynccontextmanager
+    async def streams():
+        async with httpx.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
+            async with streamable_http_client(server.url, http_client=http) as opened:
+                yield opened
+
+    return run_session(streams, body)
 
 
 async def call(session, tool, arguments):
@@ -185,14 +197,4 @@ def in_stdio_session(journal_dir, label, body):
     from mcp.client.stdio import stdio_client
 
     params = StdioServerParameters(command=JOURNAL, args=["--journal", journal_dir, "mcp", "stdio", "--agent", label])
-
-    async def main():
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                return await body(session)
-
-    try:
-        return asyncio.run(main())
-    except BaseExceptionGroup as group:
-        raise innermost(group) from None
+    return run_session(lambda: stdio_client(params), body)
