@@ -263,9 +263,9 @@ pub async fn revert(
         reverted: Some(version_id),
     };
     // A move (or the undo of one) is undone whole: its notes and the links it wrote again.
-    let siblings = history::of_change(&journal.db, version.change_id).await?;
-    if siblings.iter().any(|(v, _)| v.moved()) {
-        return revert_move(journal, version.change_id, siblings, &record).await;
+    if history::moved_any(&journal.db, version.change_id).await? {
+        let versions = history::of_change(&journal.db, version.change_id).await?;
+        return revert_move(journal, version.change_id, versions, &record).await;
     }
     let root = journal.notes.root().to_path_buf();
     let path = version.path.clone();

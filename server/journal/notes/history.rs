@@ -228,6 +228,17 @@ pub async fn of_change(pool: &Pool, change_id: i64) -> Result<Vec<(Version, Opti
     Ok(rows.iter().map(|row| (version_of(row), row.get(13))).collect())
 }
 
+/// Whether a change moved a note (a move, or the undo of one): one look at its paths, without the
+/// files its versions keep.
+pub async fn moved_any(pool: &Pool, change_id: i64) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM note_versions WHERE change_id = ? AND new_path IS NOT NULL AND new_path != path)",
+    )
+    .bind(change_id)
+    .fetch_one(pool)
+    .await
+}
+
 /// The trash: the deletions agents made (`note_delete`), newest first, each with the notes it took.
 pub async fn deletions(pool: &Pool, limit: i64) -> Result<Vec<(i64, Vec<Version>)>, sqlx::Error> {
     let ids: Vec<i64> =

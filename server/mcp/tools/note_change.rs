@@ -84,7 +84,11 @@ pub async fn apply(
                 status: "proposed".into(),
                 path,
                 // A move's combined hash of every note it touches means nothing to the agent.
-                hash: if status == "moved" { None } else { proposed.base_hash },
+                hash: if matches!(request.change, Change::Move { .. }) {
+                    None
+                } else {
+                    proposed.base_hash
+                },
                 proposal_id: Some(proposed.id),
                 notes: if many { proposed.notes } else { Vec::new() },
                 links_updated: proposed.links,
