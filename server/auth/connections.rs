@@ -279,10 +279,38 @@ pub async fn reader(
     id: &str,
     facets: &[crate::journal::facet::Facet],
 ) -> Result<Option<crate::journal::notes::Reader>, AuthError> {
-    Ok(load(pool, id).await?.map(|c| crate::journal::notes::Reader {
-        scope: c.grant.scope(facets),
-        label: c.label,
-    }))
+    Ok(load(pool, id).await?.map(|c| c.reader(facets)))
+}
+
+/// The connection `id` as the graph sees it (its grant's reach today), or None when it is gone.
+pub async fn viewer(
+    pool: &Pool,
+    id: &str,
+    facets: &[crate::journal::facet::Facet],
+) -> Result<Option<crate::journal::graph::items::Viewer>, AuthError> {
+    Ok(load(pool, id).await?.map(|c| c.viewer(facets)))
+}
+
+impl Connection {
+    /// The connection as a reader of notes: its grant's reach and the label notes' overrides name.
+    pub fn reader(&self, facets: &[crate::journal::facet::Facet]) -> crate::journal::notes::Reader {
+        crate::journal::notes::Reader {
+            scope: self.grant.scope(facets),
+            label: self.label.clone(),
+        }
+    }
+
+    /// The connection as the graph sees it: which kinds of item and which facets its grant reaches.
+    pub fn viewer(&self, facets: &[crate::journal::facet::Facet]) -> crate::journal::graph::items::Viewer {
+        use crate::auth::Category;
+        crate::journal::graph::items::Viewer::Agent(crate::journal::graph::items::AgentSight {
+            notes: self.grant.has(Category::Notes),
+            entities: self.grant.has(Category::Entities),
+            transcripts: self.grant.has(Category::Transcripts),
+            scope: self.grant.scope(facets),
+            reader: self.reader(facets),
+        })
+    }
 }
 
 /// The columns `connection_from` reads, for a query that joins `connections c` and `grants g`. The

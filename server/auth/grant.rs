@@ -15,10 +15,22 @@ pub enum Category {
     Entities,
     Facets,
     Notes,
+    /// The typed connections between items; not searchable itself, and each connection shows only
+    /// when the grant reaches both of its ends through the other categories.
+    Graph,
 }
 
 impl Category {
-    pub const ALL: [Category; 4] = [
+    pub const ALL: [Category; 5] = [
+        Category::Transcripts,
+        Category::Entities,
+        Category::Facets,
+        Category::Notes,
+        Category::Graph,
+    ];
+
+    /// The categories `search` looks in (the graph is read through its own tools).
+    pub const SEARCHABLE: [Category; 4] = [
         Category::Transcripts,
         Category::Entities,
         Category::Facets,
@@ -31,6 +43,7 @@ impl Category {
             Category::Entities => "entities",
             Category::Facets => "facets",
             Category::Notes => "notes",
+            Category::Graph => "graph",
         }
     }
 
@@ -69,7 +82,7 @@ impl WriteMode {
         match self {
             WriteMode::None => "can't change anything",
             WriteMode::Propose => "can suggest changes for you to review",
-            WriteMode::Force => "can change notes directly, without review",
+            WriteMode::Force => "can change notes and connections directly, without review",
         }
     }
 
@@ -235,6 +248,7 @@ mod tests {
         assert_eq!(WriteMode::parse_stored("FORCE"), WriteMode::Propose);
         assert_eq!(WriteMode::parse_stored(""), WriteMode::Propose);
         assert_eq!(Category::parse("notes"), Some(Category::Notes));
-        assert_eq!(Category::parse("graph"), None);
+        assert_eq!(Category::parse("graph"), Some(Category::Graph));
+        assert_eq!(Category::parse("Graph"), None);
     }
 }

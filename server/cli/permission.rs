@@ -71,7 +71,7 @@ pub async fn run(journal: &Arc<Journal>, command: PermissionCommand) -> anyhow::
             let mut categories = BTreeSet::new();
             for name in &category {
                 let Some(category) = Category::parse(name) else {
-                    bail!("unknown category \"{name}\": use transcripts, entities, facets or notes");
+                    bail!("unknown category \"{name}\": use transcripts, entities, facets, notes or graph");
                 };
                 categories.insert(category);
             }

@@ -9,6 +9,7 @@ use clap::Subcommand;
 use crate::auth::connections;
 use crate::journal::Journal;
 use crate::journal::day::format_timestamp;
+use crate::journal::graph;
 use crate::journal::notes::changes::{self, ChangeError};
 use crate::journal::notes::proposals::{self, Filter, Proposal, Status};
 
@@ -136,6 +137,15 @@ async fn accept(journal: &Arc<Journal>, id: i64, onto_current: bool) -> anyhow::
     let Some(p) = proposals::get(&journal.db, id).await? else {
         bail!("there is no proposal {id}; `journal proposals list` lists those waiting");
     };
+    if graph::gate::is_graph_tool(&p.tool) {
+        let viewer = connections::viewer(&journal.db, &p.connection_id, &journal.facets()).await?;
+        let _review = changes::review().await;
+        graph::gate::accept(journal, &p, viewer)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        println!("accepted proposal {id}: {}", p.path);
+        return Ok(());
+    }
     let reader = connections::reader(&journal.db, &p.connection_id, &journal.facets()).await?;
     let onto = if onto_current {
         changes::preview(journal, &p, reader.clone())

@@ -47,6 +47,10 @@ pub fn category_choices(checked: &[Category]) -> Vec<CategoryChoice> {
                     "Notes",
                     "Your markdown notes, except those marked private or kept in _private/.",
                 ),
+                Category::Graph => (
+                    "Connections",
+                    "The links between notes, people and conversations, and what each agent wrote about them; only links between things it can already see.",
+                ),
             };
             CategoryChoice {
                 value: category.as_str(),

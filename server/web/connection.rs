@@ -43,7 +43,7 @@ fn write_choices(current: WriteMode) -> Vec<WriteChoice> {
             label: match mode {
                 WriteMode::None => "It can't change anything",
                 WriteMode::Propose => "It can suggest changes for you to review",
-                WriteMode::Force => "It can change notes directly",
+                WriteMode::Force => "It can change notes and connections directly",
             },
             description: match mode {
                 WriteMode::None => "It reads what you tick above and keeps notes of its own.",
@@ -351,7 +351,7 @@ mod tests {
     fn the_grant_form_refuses_what_no_page_sends_and_explains_the_rest() {
         let known = [Facet::sample("f1", "name-f1")];
         assert_eq!(
-            read_grant_form(&["graph"], None, &[], None, &known),
+            read_grant_form(&["pictures"], None, &[], None, &known),
             Err(GrantFormError::Malformed)
         );
         assert_eq!(

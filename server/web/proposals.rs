@@ -16,6 +16,7 @@ use super::session::Owner;
 use crate::app::AppState;
 use crate::auth::connections;
 use crate::journal::day::format_timestamp;
+use crate::journal::graph;
 use crate::journal::notes::changes::{self, ChangeError};
 use crate::journal::notes::proposals::{self, Filter, Proposal, Status};
 use crate::page;
@@ -198,6 +199,16 @@ async fn accept_one(state: &AppState, id: i64, onto: Option<&str>) -> Result<(),
     let Some(proposal) = proposals::get(&state.journal.db, id).await? else {
         return Err(ChangeError::NotFound(format!("there is no proposal {id}")));
     };
+    if graph::gate::is_graph_tool(&proposal.tool) {
+        let viewer = connections::viewer(&state.journal.db, &proposal.connection_id, &state.journal.facets())
+            .await
+            .map_err(|e| ChangeError::Failed(e.to_string()))?;
+        let _review = changes::review().await;
+        return graph::gate::accept(&state.journal, &proposal, viewer)
+            .await
+            .map(|_| ())
+            .map_err(ChangeError::from);
+    }
     let reader = connections::reader(&state.journal.db, &proposal.connection_id, &state.journal.facets())
         .await
         .map_err(|e| ChangeError::Failed(e.to_string()))?;

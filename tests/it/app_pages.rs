@@ -294,11 +294,14 @@ async fn an_edited_grant_applies_to_the_next_call_of_an_open_session() {
     let grant = connections::load(&server.journal.db, &id).await.unwrap().unwrap().grant;
     assert_eq!(grant.write_mode, journal::auth::WriteMode::Force);
     let page = text(&get(&server, &format!("/app/connections/{id}"), Some(&owner.secret)).await);
-    assert!(page.contains("can change notes directly, without review"), "{page}");
+    assert!(
+        page.contains("can change notes and connections directly, without review"),
+        "{page}"
+    );
     assert!(page.contains("name=\"write\" value=\"force\" checked"), "{page}");
     let list = text(&get(&server, "/app/connections", Some(&owner.secret)).await);
     assert!(
-        list.contains("can change notes directly"),
+        list.contains("can change notes and connections directly"),
         "the list says who may change notes: {list}"
     );
     for bad in ["write=FORCE", "write=yes", "write=none&write=force"] {
@@ -334,7 +337,7 @@ async fn an_edited_grant_applies_to_the_next_call_of_an_open_session() {
     assert_eq!(none_ticked.status, StatusCode::BAD_REQUEST);
     assert!(text(&none_ticked).contains("Tick at least one facet"));
     for bad in [
-        "category=graph&scope=journal",
+        "category=pictures&scope=journal",
         "category=entities&scope=everything",
         "category=entities&scope=journal&scope=facets",
     ] {

@@ -8,6 +8,7 @@ mod app_pages;
 mod cli;
 mod crash;
 mod grants;
+mod graph;
 mod http;
 mod layers;
 mod note_writes;

@@ -4,10 +4,12 @@
 //! The connections live in `graph.jsonl` in the journal folder, one connection a line, readable and
 //! editable by hand (`store`). Authorship follows "add, not override" (`rules`): an agent sets a
 //! connection's type only when it has none or the agent set it, changes only its own note, and
-//! removes only connections it created; the owner may do anything. This module knows items only
-//! as keys (`note:Projects/a.md`, `entity:<id>`); which items a reader may reach is decided where
-//! the items are.
+//! removes only connections it created; the owner may do anything. Items are known by their keys
+//! (`note:Projects/a.md`, `entity:ada-lovelace`); which of them a viewer reaches, and so which
+//! connections it sees, is decided in one place (`items`).
 
+pub mod gate;
+pub mod items;
 pub mod rules;
 pub mod store;
 
@@ -178,23 +180,16 @@ pub fn new_id() -> String {
     format!("c-{rest}")
 }
 
-/// The kinds of item a key may name.
-const KINDS: [&str; 4] = ["note", "entity", "facet", "segment"];
-
-/// An item key: `note:`, `entity:`, `facet:` or `segment:` and what names it.
+/// An item key: `note:<path>`, `entity:<file name>`, `facet:<name>` or `segment:<day>/<time>`.
 pub fn check_item(item: &str) -> Result<(), String> {
-    let Some((kind, rest)) = item.split_once(':') else {
-        return Err(format!(
-            "\"{item}\" is not an item (note:, entity:, facet: or segment: and a name)"
-        ));
-    };
-    if !KINDS.contains(&kind) || rest.trim().is_empty() || rest.trim() != rest {
-        return Err(format!(
-            "\"{item}\" is not an item (note:, entity:, facet: or segment: and a name)"
-        ));
-    }
     if item.len() > MAX_ITEM_BYTES || item.chars().any(char::is_control) {
         return Err("an item is at most 1100 bytes, without control characters".into());
+    }
+    if items::path_of_key(item).is_none() || item.trim() != item {
+        let shown: String = item.chars().take(120).collect();
+        return Err(format!(
+            "\"{shown}\" is not an item (note:<path>, entity:<file name>, facet:<name> or segment:<day>/<time>)"
+        ));
     }
     Ok(())
 }
@@ -209,8 +204,9 @@ pub fn check_type(kind: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
+        let shown: String = kind.chars().filter(|c| !c.is_control()).take(80).collect();
         Err(format!(
-            "\"{kind}\" is not a connection type: 1-{MAX_TYPE_CHARS} lowercase letters, digits, - or _, e.g. supports"
+            "\"{shown}\" is not a connection type: 1-{MAX_TYPE_CHARS} lowercase letters, digits, - or _, e.g. supports"
         ))
     }
 }

@@ -48,6 +48,18 @@ pub enum ChangeError {
     Failed(String),
 }
 
+impl From<crate::journal::graph::gate::GateError> for ChangeError {
+    fn from(error: crate::journal::graph::gate::GateError) -> ChangeError {
+        use crate::journal::graph::gate::GateError;
+        match error {
+            GateError::Journal(_) | GateError::Store(crate::journal::graph::store::StoreError::Io(_)) => {
+                ChangeError::Failed(error.to_string())
+            }
+            other => ChangeError::Invalid(other.to_string()),
+        }
+    }
+}
+
 /// One change an agent asks for.
 #[derive(Debug, Clone)]
 pub struct Request {
@@ -175,6 +187,14 @@ pub async fn preview(
     proposal: &Proposal,
     reader: Option<Reader>,
 ) -> Result<Preview, ChangeError> {
+    if crate::journal::graph::gate::is_graph_tool(&proposal.tool) {
+        // A graph change has no note to compare: its diff says what it does, checked when accepted.
+        return Ok(Preview {
+            current_hash: None,
+            stale: false,
+            diff_now: Ok(proposal.diff.clone()),
+        });
+    }
     let request = stored_request(proposal, reader)?;
     let planned = plan(journal, &request, None).await;
     let current_hash = match &planned {
@@ -371,6 +391,11 @@ pub async fn restore(journal: &Arc<Journal>, change_id: i64) -> Result<Vec<Writt
 /// One review at a time in this process: two windows accepting the same proposal apply it once.
 static REVIEW: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// Holds the review for a decision made elsewhere (a graph proposal), so that it is one at a time too.
+pub async fn review() -> tokio::sync::MutexGuard<'static, ()> {
+    REVIEW.lock().await
+}
+
 async fn pending(journal: &Arc<Journal>, id: i64) -> Result<Proposal, ChangeError> {
     let proposal = proposals::get(&journal.db, id)
         .await?
@@ -392,6 +417,12 @@ fn stored_request(proposal: &Proposal, reader: Option<Reader>) -> Result<Request
             proposal.label
         ))
     })?;
+    if crate::journal::graph::gate::is_graph_tool(&proposal.tool) {
+        return Err(ChangeError::Invalid(format!(
+            "proposal {} changes the graph, not a note; it is accepted through the graph's gate",
+            proposal.id
+        )));
+    }
     let change: Change = serde_json::from_str(&proposal.change)
         .map_err(|e| ChangeError::Failed(format!("proposal {} cannot be read: {e}", proposal.id)))?;
     Ok(Request {

@@ -1,6 +1,7 @@
 //! The arguments that recur across tools, one type each: a page size (`Limit`), a continuation
 //! (`Cursor`), a day (`DayArg`), a facet id (`FacetId`), a note's path (`NotePath`), a folder
-//! (`FolderPath`) and the hash a write expects to replace (`ExpectedHash`).
+//! (`FolderPath`), the hash a write expects to replace (`ExpectedHash`), and the graph's item
+//! (`ItemArg`), connection id (`ConnectionId`) and type (`ConnectionType`).
 //!
 //! Each type checks its value while the call's arguments are parsed, so a tool receives only values
 //! it can use, every tool words the same mistake the same way, and the schema an agent reads (type,
@@ -15,6 +16,7 @@ use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 
 use crate::journal::day::Day;
+use crate::journal::graph;
 use crate::journal::notes::rules;
 use crate::journal::signed::MAX_TOKEN_BYTES;
 
@@ -169,6 +171,49 @@ text_argument!(
         } else {
             Err("expected_hash must be the 64 hex digits of a hash that note_read or a previous write returned".into())
         }
+    }
+);
+
+text_argument!(
+    /// An item of the journal a connection joins: a note's path or id, an entity's or a facet's
+    /// name, a reference from search, or a key as the graph tools answer it (`note:...`,
+    /// `entity:...`, `facet:...`, `segment:...`). Which item it names is the graph's question.
+    ItemArg,
+    max = MAX_TOKEN_BYTES,
+    check = |text| {
+        let text = within("item", text, MAX_TOKEN_BYTES)?.trim();
+        if text.is_empty() {
+            return Err("item is empty: name a note, an entity, a facet, or give a reference from search".into());
+        }
+        Ok(text.to_string())
+    }
+);
+
+text_argument!(
+    /// A connection's id, as the graph tools answer it (`c-` and ten letters or digits).
+    ConnectionId,
+    max = 12,
+    check = |text| {
+        let text = text.trim();
+        if graph::is_id(text) {
+            Ok(text.to_string())
+        } else {
+            Err(format!(
+                "\"{}\" is not a connection id (c- and ten letters or digits, as find_connections answers)",
+                text.chars().filter(|c| !c.is_control()).take(40).collect::<String>()
+            ))
+        }
+    }
+);
+
+text_argument!(
+    /// A connection type: 1-64 lowercase letters, digits, `-` or `_` (`supports`, `part-of`).
+    ConnectionType,
+    max = graph::MAX_TYPE_CHARS,
+    check = |text| {
+        let text = text.trim();
+        graph::check_type(text)?;
+        Ok(text.to_string())
     }
 );
 

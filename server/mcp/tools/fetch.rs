@@ -71,7 +71,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
             }
             (entity.name, entity.last_seen, text)
         }
-        Category::Notes => return Err(gone()),
+        Category::Notes | Category::Graph => return Err(gone()),
         Category::Facets => {
             let name = item_facets.first().cloned().unwrap_or_default();
             let facet = context.facets.iter().find(|f| f.name == name).ok_or_else(gone)?;

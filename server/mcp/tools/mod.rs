@@ -7,12 +7,18 @@
 
 pub mod args;
 pub mod base_query;
+pub mod connect;
+pub mod describe_item;
+pub mod disconnect;
 pub mod fetch;
+pub mod find_connections;
 pub mod get_entity;
 pub mod get_transcript;
+pub mod graph;
 pub mod list_entities;
 pub mod list_facets;
 pub mod list_transcripts;
+pub mod list_types;
 pub mod my_proposals;
 pub mod note_append;
 pub mod note_change;
@@ -25,10 +31,13 @@ pub mod note_set_properties;
 pub mod note_write;
 pub mod notes_list;
 pub mod recall_memory;
+pub mod recent_activity;
 pub mod save_memory;
 pub mod search;
+pub mod set_connection_type;
 pub mod skill_read;
 pub mod skills_list;
+pub mod write_connection_note;
 
 use std::sync::Arc;
 
@@ -71,7 +80,7 @@ pub struct ToolDef {
 }
 
 /// Every tool, in the order `tools/list` shows them.
-pub const ALL: [&ToolDef; 22] = [
+pub const ALL: [&ToolDef; 30] = [
     &save_memory::DEF,
     &recall_memory::DEF,
     &list_facets::DEF,
@@ -94,6 +103,14 @@ pub const ALL: [&ToolDef; 22] = [
     &my_proposals::DEF,
     &skills_list::DEF,
     &skill_read::DEF,
+    &find_connections::DEF,
+    &describe_item::DEF,
+    &list_types::DEF,
+    &recent_activity::DEF,
+    &connect::DEF,
+    &set_connection_type::DEF,
+    &write_connection_note::DEF,
+    &disconnect::DEF,
 ];
 
 /// Everything a tool may use for one call.
@@ -202,7 +219,10 @@ impl ToolDef {
 
 /// The searchable categories a connection holds.
 pub fn searchable(connection: &Connection) -> Vec<Category> {
-    Category::ALL.into_iter().filter(|c| connection.grant.has(*c)).collect()
+    Category::SEARCHABLE
+        .into_iter()
+        .filter(|c| connection.grant.has(*c))
+        .collect()
 }
 
 /// The note a write tool's arguments name, for its audit record: the normalized path when it is
@@ -215,7 +235,8 @@ pub fn written_path(arguments: &Value) -> String {
         return format!("{} → {}", clean(from), clean(to));
     }
     let Some(text) = text("path") else {
-        return String::new();
+        // A graph write names its connection.
+        return text("id").map(clean).unwrap_or_default();
     };
     if text.trim_end().ends_with('/') {
         return clean(text.trim());
@@ -256,6 +277,14 @@ pub async fn call(name: &str, arguments: Value, context: &ToolContext<'_>) -> Re
         "my_proposals" => my_proposals::run(context, parse(arguments)?).await,
         "skills_list" => skills_list::run(context, parse(arguments)?).await,
         "skill_read" => skill_read::run(context, parse(arguments)?).await,
+        "find_connections" => find_connections::run(context, parse(arguments)?).await,
+        "describe_item" => describe_item::run(context, parse(arguments)?).await,
+        "list_types" => list_types::run(context, parse(arguments)?).await,
+        "recent_activity" => recent_activity::run(context, parse(arguments)?).await,
+        "connect" => connect::run(context, parse(arguments.clone())?, arguments).await,
+        "set_connection_type" => set_connection_type::run(context, parse(arguments.clone())?, arguments).await,
+        "write_connection_note" => write_connection_note::run(context, parse(arguments.clone())?, arguments).await,
+        "disconnect" => disconnect::run(context, parse(arguments.clone())?, arguments).await,
         other => Err(ToolError::Invalid(format!("there is no tool named {other}"))),
     }
 }
@@ -267,10 +296,7 @@ fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolError> {
 impl ToolContext<'_> {
     /// The connection as a reader of notes: its grant's reach and the label notes' overrides name.
     pub fn reader(&self) -> crate::journal::notes::Reader {
-        crate::journal::notes::Reader {
-            scope: self.connection.grant.scope(&self.facets),
-            label: self.connection.label.clone(),
-        }
+        self.connection.reader(&self.facets)
     }
 
     /// Facet ids the grant reaches, for the `facet` enum.

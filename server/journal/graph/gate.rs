@@ -1,0 +1,332 @@
+//! The one gate every change to the graph goes through, whoever makes it: an agent in force mode,
+//! an agent's proposal (checked now, staged for the owner), the owner accepting that proposal, the
+//! owner from the CLI or the app.
+//!
+//! A change names connections by id and items by key. Before it is made (or staged), the viewer
+//! must reach what it names: both items of a new connection, both ends of an existing one (a
+//! connection it cannot see answers exactly as one that does not exist). Then the rules of
+//! `rules` decide, under the graph file's lock (`store::update`).
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::items::{Items, Viewer};
+use super::rules::{self, RuleError};
+use super::store::{self, Graph, StoreError};
+use super::{Author, Connection};
+use crate::journal::notes::proposals::{self, NewProposal, Proposal, Status};
+use crate::journal::{Journal, JournalError};
+
+/// The tools whose proposals are graph changes.
+pub const TOOLS: [&str; 4] = ["connect", "set_connection_type", "disconnect", "write_connection_note"];
+
+/// Whether a proposal's tool changes the graph (rather than a note).
+pub fn is_graph_tool(tool: &str) -> bool {
+    TOOLS.contains(&tool)
+}
+
+/// One change to the graph, as a proposal keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Change {
+    Connect {
+        from: String,
+        to: String,
+        #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+        kind: Option<String>,
+    },
+    SetType {
+        id: String,
+        /// None clears the type.
+        #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+        kind: Option<String>,
+    },
+    Disconnect {
+        id: String,
+    },
+    /// The author's own note; empty text removes it.
+    Note {
+        id: String,
+        text: String,
+    },
+}
+
+impl Change {
+    /// The tool that asks for this change.
+    pub fn tool(&self) -> &'static str {
+        match self {
+            Change::Connect { .. } => "connect",
+            Change::SetType { .. } => "set_connection_type",
+            Change::Disconnect { .. } => "disconnect",
+            Change::Note { .. } => "write_connection_note",
+        }
+    }
+
+    fn id(&self) -> Option<&str> {
+        match self {
+            Change::Connect { .. } => None,
+            Change::SetType { id, .. } | Change::Disconnect { id } | Change::Note { id, .. } => Some(id),
+        }
+    }
+
+    /// Makes the change in `graph` by the rules; answers the connection as it is after (a removed
+    /// one as it was).
+    pub fn apply(&self, graph: &mut Graph, author: &Author, now: &str) -> Result<Connection, RuleError> {
+        match self {
+            Change::Connect { from, to, kind } => rules::connect(graph, author, from, to, kind.as_deref(), now),
+            Change::SetType { id, kind } => rules::set_type(graph, author, id, kind.as_deref()),
+            Change::Disconnect { id } => rules::disconnect(graph, author, id),
+            Change::Note { id, text } => rules::write_note(graph, author, id, text, now),
+        }
+    }
+
+    /// The change in one line for the owner's review: what it does to which connection.
+    pub fn describe(&self, graph: &Graph) -> String {
+        let ends = |id: &str| {
+            graph.get(id).map_or_else(
+                || format!("connection {id}"),
+                |c| format!("{} → {} ({id})", c.from, c.to),
+            )
+        };
+        match self {
+            Change::Connect { from, to, kind } => match kind {
+                Some(kind) => format!("connect {from} → {to} as {kind}"),
+                None => format!("connect {from} → {to}"),
+            },
+            Change::SetType { id, kind } => match kind {
+                Some(kind) => format!("set the type of {} to {kind}", ends(id)),
+                None => format!("clear the type of {}", ends(id)),
+            },
+            Change::Disconnect { id } => format!("disconnect {}", ends(id)),
+            Change::Note { id, text } if text.trim().is_empty() => format!("remove its note on {}", ends(id)),
+            Change::Note { id, .. } => format!("write its note on {}", ends(id)),
+        }
+    }
+
+    /// The change as diff lines for the owner's review.
+    fn diff(&self, graph: &Graph) -> String {
+        let mut lines = vec![format!("@@ {}", self.describe(graph))];
+        match self {
+            Change::Connect { from, to, kind } => {
+                lines.push(format!("+ from: {from}"));
+                lines.push(format!("+ to: {to}"));
+                if let Some(kind) = kind {
+                    lines.push(format!("+ type: {kind}"));
+                }
+            }
+            Change::SetType { id, kind } => {
+                if let Some(old) = graph.get(id).and_then(|c| c.kind.clone()) {
+                    lines.push(format!("- type: {old}"));
+                }
+                if let Some(kind) = kind {
+                    lines.push(format!("+ type: {kind}"));
+                }
+            }
+            Change::Disconnect { id } => {
+                if let Some(c) = graph.get(id) {
+                    lines.push(format!("- {} → {}", c.from, c.to));
+                }
+            }
+            Change::Note { text, .. } => lines.extend(text.lines().map(|l| format!("+ {l}"))),
+        }
+        lines.join("\n")
+    }
+}
+
+/// Why a graph change was not made (or not staged). Nothing changed in any case.
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    /// A rule refused it (`forbidden: ...`), the connection does not exist (or is out of sight), or
+    /// the change is malformed.
+    #[error(transparent)]
+    Rule(#[from] RuleError),
+    /// An item it names does not exist, or is out of the viewer's reach (the same words).
+    #[error("{0}")]
+    Missing(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Proposal(#[from] proposals::StoreError),
+    #[error("the journal: {0}")]
+    Journal(#[from] JournalError),
+    #[error("{0}")]
+    Review(String),
+}
+
+impl From<sqlx::Error> for GateError {
+    fn from(error: sqlx::Error) -> GateError {
+        GateError::Journal(JournalError::from(error))
+    }
+}
+
+/// What a made change answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Made {
+    pub connection: Connection,
+    /// The connection was removed.
+    pub removed: bool,
+}
+
+/// Makes a change now as `author`, seen by `viewer`.
+pub async fn make(
+    journal: &Arc<Journal>,
+    author: &Author,
+    viewer: &Viewer,
+    change: &Change,
+) -> Result<Made, GateError> {
+    let graph = load(journal).await?;
+    check_reach(journal, viewer, change, &graph).await?;
+    let root = journal.root().to_path_buf();
+    let removed = matches!(change, Change::Disconnect { .. });
+    let (author, change) = (author.clone(), change.clone());
+    let connection = blocking(move || {
+        store::update(&root, |graph| {
+            change.apply(graph, &author, &super::now()).map_err(GateError::from)
+        })
+    })
+    .await?;
+    Ok(Made { connection, removed })
+}
+
+/// Stages a change as a proposal of the connection `connection_id` (labelled `label`): checked now
+/// by every rule, as if it were made, and nothing changed. Answers the proposal's id.
+pub async fn propose(
+    journal: &Arc<Journal>,
+    connection_id: &str,
+    label: &str,
+    viewer: &Viewer,
+    arguments: &Value,
+    change: &Change,
+) -> Result<i64, GateError> {
+    let graph = load(journal).await?;
+    check_reach(journal, viewer, change, &graph).await?;
+    // The rules answer now, on a copy: a forbidden change is refused, not staged.
+    let mut trial = graph.clone();
+    change.apply(&mut trial, &Author::agent(label), &super::now())?;
+    let stored = serde_json::to_string(change).map_err(|e| GateError::Review(e.to_string()))?;
+    let id = proposals::insert(
+        &journal.db,
+        &NewProposal {
+            connection_id: connection_id.to_string(),
+            label: label.to_string(),
+            tool: change.tool().to_string(),
+            arguments: arguments.to_string(),
+            change: stored,
+            path: change.describe(&graph),
+            base_hash: None,
+            diff: change.diff(&graph),
+        },
+    )
+    .await?;
+    Ok(id)
+}
+
+/// Accepts a pending graph proposal: makes its change as the agent that proposed it, seen by that
+/// agent's grant today (`viewer`; None: the connection was removed).
+pub async fn accept(journal: &Arc<Journal>, proposal: &Proposal, viewer: Option<Viewer>) -> Result<Made, GateError> {
+    if proposal.status != Status::Pending {
+        return Err(GateError::Review(format!(
+            "proposal {} was already {}",
+            proposal.id,
+            proposal.status.as_str()
+        )));
+    }
+    let viewer = viewer.ok_or_else(|| {
+        GateError::Review(format!(
+            "the connection \"{}\" that proposed this was removed; reject it, or make the change yourself",
+            proposal.label
+        ))
+    })?;
+    let change: Change = serde_json::from_str(&proposal.change)
+        .map_err(|e| GateError::Review(format!("proposal {} cannot be read: {e}", proposal.id)))?;
+    let made = make(journal, &Author::agent(&proposal.label), &viewer, &change).await?;
+    if !proposals::decide(&journal.db, proposal.id, Status::Accepted, "", None).await? {
+        return Err(GateError::Review(format!(
+            "proposal {} was decided meanwhile",
+            proposal.id
+        )));
+    }
+    Ok(made)
+}
+
+/// The graph as it is now.
+pub async fn load(journal: &Journal) -> Result<Graph, GateError> {
+    let root = journal.root().to_path_buf();
+    blocking(move || store::load(&root).map_err(GateError::from)).await
+}
+
+/// Checks that `viewer` reaches everything `change` names.
+async fn check_reach(journal: &Journal, viewer: &Viewer, change: &Change, graph: &Graph) -> Result<(), GateError> {
+    let mut items = Items::new(journal, viewer);
+    if let Change::Connect { from, to, .. } = change {
+        for key in [from, to] {
+            if items.get(key).await?.is_none() {
+                return Err(GateError::Missing(super::items::missing(key)));
+            }
+        }
+        return Ok(());
+    }
+    let id = change.id().unwrap_or_default();
+    let seen = match graph.get(id) {
+        Some(connection) => items.reaches_both(&connection.from, &connection.to).await?,
+        None => false,
+    };
+    if seen {
+        Ok(())
+    } else {
+        Err(GateError::Rule(RuleError::NotFound(id.to_string())))
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, GateError> + Send + 'static,
+) -> Result<T, GateError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| GateError::Review(format!("the graph change stopped: {e}")))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_keeps_as_json_and_says_what_it_does() {
+        let mut graph = Graph::default();
+        let owner = Author::owner();
+        let made = Change::Connect {
+            from: "note:a.md".into(),
+            to: "facet:work".into(),
+            kind: Some("supports".into()),
+        }
+        .apply(&mut graph, &owner, "2026-12-04T18:00:00Z")
+        .unwrap();
+        let changes = [
+            Change::SetType {
+                id: made.id.clone(),
+                kind: None,
+            },
+            Change::Note {
+                id: made.id.clone(),
+                text: "line one\nline two".into(),
+            },
+            Change::Disconnect { id: made.id.clone() },
+        ];
+        for change in &changes {
+            let json = serde_json::to_string(change).unwrap();
+            assert_eq!(&serde_json::from_str::<Change>(&json).unwrap(), change);
+            assert!(is_graph_tool(change.tool()));
+        }
+        assert_eq!(
+            changes[0].describe(&graph),
+            format!("clear the type of note:a.md → facet:work ({})", made.id)
+        );
+        assert_eq!(changes[0].diff(&graph).lines().nth(1), Some("- type: supports"));
+        assert_eq!(changes[1].diff(&graph).lines().count(), 3);
+        assert!(changes[2].diff(&graph).contains("- note:a.md → facet:work"));
+        assert!(serde_json::from_str::<Change>(r#"{"op":"disconnect","id":"c-aaaaaaaaaa","x":1}"#).is_err());
+        assert!(!is_graph_tool("note_write"));
+    }
+}
