@@ -3,6 +3,7 @@
 
 mod app;
 mod content;
+mod graph;
 mod mcp;
 mod notes;
 mod oauth;
@@ -49,6 +50,9 @@ pub enum Command {
     /// Changes agents proposed to notes: review them, accept or reject them.
     #[command(subcommand)]
     Proposals(proposals::ProposalsCommand),
+    /// The graph: typed connections between notes, entities, facets and segments, with each author's note.
+    #[command(subcommand)]
+    Graph(graph::GraphCommand),
     /// Notes agents deleted: list them, bring them back.
     #[command(subcommand)]
     Trash(trash::TrashCommand),
@@ -104,6 +108,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Import(command) => content::import(&dir()?, command).await,
         Command::Notes(command) => notes::run(&dir()?, command).await,
         Command::Proposals(command) => proposals::run(&open_for_access(&dir()?).await?, command).await,
+        Command::Graph(command) => graph::run(&dir()?, command).await,
         Command::Trash(command) => trash::run(&open_for_access(&dir()?).await?, command).await,
         Command::Demo(args) => content::demo(args).await,
         Command::Reindex => content::reindex(&dir()?).await,

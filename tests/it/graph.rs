@@ -480,3 +480,73 @@ async fn graph_writes_are_audited_with_what_they_named() {
     assert!(rows[0].1.contains("Inbox.md → family"), "{rows:?}");
     assert!(rows[1].1.contains(&id), "{rows:?}");
 }
+
+/// The owner's CLI overrides what an agent made, keeps the owner's own note beside the agent's, and
+/// reports a bad line of a hand-edited file without losing it.
+#[tokio::test]
+async fn the_owner_overrides_anything_from_the_command_line() {
+    use crate::cli::{fails, ok};
+    let server = TestServer::start().await;
+    let (client, _) = agent(&server, "Claude", &ALL, WriteMode::Force).await;
+    let made = client
+        .ok(
+            "connect",
+            json!({"from": "Inbox.md", "to": "Ada Okafor", "type": "mentions"}),
+        )
+        .await;
+    let id = made["connection"]["id"].as_str().unwrap().to_string();
+    client
+        .ok(
+            "write_connection_note",
+            json!({"id": id, "text": "Named in the inbox."}),
+        )
+        .await;
+    let dir = server.root().to_path_buf();
+
+    let retyped = ok(&dir, &["graph", "set-type", &id, "about"]);
+    assert!(retyped.contains("[about]"), "{retyped}");
+    ok(&dir, &["graph", "note", &id, "Right."]);
+    let listed = ok(&dir, &["graph", "list", "Ada Okafor"]);
+    assert!(
+        listed.contains("note:Inbox.md → entity:ada-okafor [about]  by agent:claude"),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("agent:claude (") && listed.contains("Named in the inbox."),
+        "{listed}"
+    );
+    assert!(listed.contains("owner (") && listed.contains("Right."), "{listed}");
+    // The agent may no longer retype what the owner typed.
+    let forbidden = client
+        .refused("set_connection_type", json!({"id": id, "type": "mentions"}))
+        .await;
+    assert!(forbidden.starts_with("forbidden: owner set"), "{forbidden}");
+
+    let own = ok(
+        &dir,
+        &["graph", "connect", "work", "Project Atlas", "--type", "includes"],
+    );
+    assert!(
+        own.contains("facet:work → entity:project-atlas [includes]  by owner"),
+        "{own}"
+    );
+    assert!(fails(&dir, &["graph", "connect", "nowhere", "work"]).contains("there is no item \"nowhere\""));
+    assert!(fails(&dir, &["graph", "set-type", &id, "Not A Type"]).contains("not a connection type"));
+    assert!(fails(&dir, &["graph", "disconnect", "c-zzzzzzzzzz"]).contains("`journal graph list`"));
+    let before = graph_file(&server);
+    std::fs::write(store::path(&dir), format!("{before}{{broken\n")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_journal"))
+        .args(["--journal", dir.to_str().unwrap(), "graph", "list"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let warning = String::from_utf8(out.stderr).unwrap();
+    assert!(warning.contains("graph.jsonl line 3"), "{warning}");
+    // The owner removes the agent's connection; the bad line stays as it was.
+    ok(&dir, &["graph", "disconnect", &id]);
+    let after = graph_file(&server);
+    assert_eq!(after.lines().count(), 2, "{after}");
+    assert!(after.ends_with("{broken\n"), "{after}");
+    let described = client.ok("describe_item", json!({"item": "Inbox.md"})).await;
+    assert_eq!(described["connection_count"], 0, "{described}");
+}

@@ -15,7 +15,7 @@ pub enum RuleError {
     /// Another author's part: the text says what the caller may do instead.
     #[error("forbidden: {0}")]
     Forbidden(String),
-    #[error("there is no connection {0}; see find_connections")]
+    #[error("there is no connection {0}")]
     NotFound(String),
     #[error("{0}")]
     Invalid(String),

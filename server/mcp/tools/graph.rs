@@ -212,6 +212,9 @@ pub async fn write(context: &ToolContext<'_>, arguments: Value, change: Change) 
 pub fn refusal(error: GateError) -> ToolError {
     match error {
         GateError::Rule(RuleError::Invalid(message)) => ToolError::Invalid(message),
+        GateError::Rule(missing @ RuleError::NotFound(_)) => {
+            ToolError::Refused(format!("{missing}; find_connections lists an item's connections"))
+        }
         GateError::Rule(other) => ToolError::Refused(other.to_string()),
         GateError::Missing(message) => ToolError::Refused(message),
         GateError::Proposal(error @ (StoreError::TooMany | StoreError::TooLarge)) => {

@@ -1,0 +1,176 @@
+//! `journal graph ...`: the owner's hand on the graph. The owner acts as `owner` and may override
+//! anything: retype any connection, remove any, and keep a note of their own on each. Changes go
+//! through the graph's one gate, like an agent's.
+
+use std::sync::Arc;
+
+use anyhow::bail;
+use clap::Subcommand;
+
+use crate::journal::Journal;
+use crate::journal::graph::gate::{self, Change};
+use crate::journal::graph::items::{Items, Viewer};
+use crate::journal::graph::rules::RuleError;
+use crate::journal::graph::{Author, Connection, store};
+
+#[derive(Debug, Subcommand)]
+pub enum GraphCommand {
+    /// Every connection (or those of one item), newest first, with every author's note.
+    List {
+        /// Only the connections of this item: a note's path or id, an entity's or a facet's name, or a key
+        /// such as note:Projects/a.md.
+        #[arg(value_name = "ITEM")]
+        item: Option<String>,
+        /// Only connections of this type.
+        #[arg(long = "type", value_name = "TYPE")]
+        kind: Option<String>,
+    },
+    /// Connect two items, as the owner.
+    Connect {
+        #[arg(value_name = "FROM")]
+        from: String,
+        #[arg(value_name = "TO")]
+        to: String,
+        /// 1-64 lowercase letters, digits, - or _ (supports, part-of).
+        #[arg(long = "type", value_name = "TYPE")]
+        kind: Option<String>,
+    },
+    /// Remove a connection, whoever made it.
+    Disconnect {
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+    /// Set (or with --clear remove) a connection's type, whoever set it.
+    SetType {
+        #[arg(value_name = "ID")]
+        id: String,
+        #[arg(value_name = "TYPE", required_unless_present = "clear", conflicts_with = "clear")]
+        kind: Option<String>,
+        /// Remove the type.
+        #[arg(long)]
+        clear: bool,
+    },
+    /// Write the owner's own note on a connection; "" removes it. Agents' notes stay theirs.
+    Note {
+        #[arg(value_name = "ID")]
+        id: String,
+        #[arg(value_name = "TEXT")]
+        text: String,
+    },
+}
+
+pub async fn run(dir: &std::path::Path, command: GraphCommand) -> anyhow::Result<()> {
+    let journal = super::naming_folder(dir, Journal::open(dir).await)?;
+    match command {
+        GraphCommand::List { item, kind } => list(&journal, item.as_deref(), kind.as_deref()).await,
+        GraphCommand::Connect { from, to, kind } => {
+            let from = resolve(&journal, &from).await?;
+            let to = resolve(&journal, &to).await?;
+            let made = change(&journal, Change::Connect { from, to, kind }).await?;
+            println!("{}", line(&made));
+            Ok(())
+        }
+        GraphCommand::Disconnect { id } => {
+            let made = change(&journal, Change::Disconnect { id }).await?;
+            println!("removed {}", line(&made));
+            Ok(())
+        }
+        GraphCommand::SetType { id, kind, clear } => {
+            let kind = if clear { None } else { kind };
+            let made = change(&journal, Change::SetType { id, kind }).await?;
+            println!("{}", line(&made));
+            Ok(())
+        }
+        GraphCommand::Note { id, text } => {
+            let made = change(&journal, Change::Note { id, text }).await?;
+            println!("{}", line(&made));
+            for note in &made.notes {
+                println!("    {}: {}", note.author, note.text);
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The key of the item the owner typed.
+async fn resolve(journal: &Arc<Journal>, typed: &str) -> anyhow::Result<String> {
+    let viewer = Viewer::Owner;
+    let mut items = Items::new(journal, &viewer);
+    match items.resolve(typed).await? {
+        Ok(item) => Ok(item.key),
+        Err(why) => bail!("{why}"),
+    }
+}
+
+async fn change(journal: &Arc<Journal>, change: Change) -> anyhow::Result<Connection> {
+    let made = gate::make(journal, &Author::owner(), &Viewer::Owner, &change)
+        .await
+        .map_err(|e| match e {
+            gate::GateError::Rule(RuleError::NotFound(id)) => {
+                anyhow::anyhow!("there is no connection {id}; `journal graph list` lists them")
+            }
+            other => anyhow::anyhow!("{other}"),
+        })?;
+    Ok(made.connection)
+}
+
+/// A connection in one line: `c-... from → to [type] by who at when`.
+fn line(connection: &Connection) -> String {
+    let kind = connection.kind.as_ref().map(|k| format!(" [{k}]")).unwrap_or_default();
+    format!(
+        "{}  {} → {}{kind}  by {} at {}",
+        connection.id,
+        connection.from,
+        connection.to,
+        connection.creator(),
+        connection.created_at
+    )
+}
+
+async fn list(journal: &Arc<Journal>, item: Option<&str>, kind: Option<&str>) -> anyhow::Result<()> {
+    let key = match item {
+        Some(typed) => Some(resolve(journal, typed).await?),
+        None => None,
+    };
+    let graph = gate::load(journal).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    for problem in &graph.problems {
+        eprintln!(
+            "warning: {} line {}: {} (the line is kept as it is and passed over)",
+            store::FILE,
+            problem.line,
+            problem.message
+        );
+    }
+    let mut shown: Vec<&Connection> = graph
+        .connections()
+        .filter(|c| key.as_ref().is_none_or(|k| c.touches(k)))
+        .filter(|c| kind.is_none() || c.kind.as_deref() == kind)
+        .collect();
+    shown.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| a.id.cmp(&b.id)));
+    if shown.is_empty() {
+        println!(
+            "no connections; `journal graph connect FROM TO` makes one, and agents with the graph category can too"
+        );
+        return Ok(());
+    }
+    let viewer = Viewer::Owner;
+    let mut items = Items::new(journal, &viewer);
+    for connection in shown {
+        let mut missing = Vec::new();
+        for end in [&connection.from, &connection.to] {
+            if items.get(end).await?.is_none() {
+                missing.push(end.as_str());
+            }
+        }
+        let gone = if missing.is_empty() {
+            String::new()
+        } else {
+            format!("  (missing: {})", missing.join(", "))
+        };
+        println!("{}{gone}", line(connection));
+        for note in &connection.notes {
+            println!("    {} ({}): {}", note.author, note.at, note.text.replace('\n', " "));
+        }
+    }
+    Ok(())
+}
