@@ -531,11 +531,39 @@ async fn commit_recorded(
     follow_moves(journal, &written).await;
     // The change is on disk (acknowledged from here on); the sync makes it visible to reads and
     // searches. A failed sync is retried by the upkeep and does not undo the change.
-    if let Err(error) = journal.sync().await {
-        tracing::warn!(%error, "a changed note is not in the catalog yet; the upkeep retries");
-    }
+    sync_written(journal).await;
     prune(journal).await;
     Ok(written)
+}
+
+/// How long a change's sync waits for the index writer that another process holds.
+const SYNC_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Syncs after a change until the change is in the catalog, so that the writer's next call reads
+/// what it wrote. Another process (a server, a stdio agent, the CLI) may hold the index writer for
+/// its own batch, which it holds only that long: a deferred sync is tried again, for a few seconds
+/// at most; after that the upkeep's next sync (in whichever process) brings the change in.
+async fn sync_written(journal: &Arc<Journal>) {
+    let started = std::time::Instant::now();
+    loop {
+        match journal.sync().await {
+            Ok(report) if report.deferred && started.elapsed() < SYNC_WAIT => {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            Ok(report) => {
+                if report.deferred {
+                    tracing::warn!(
+                        "another process held the search index for 5 s; a changed note shows at a later sync"
+                    );
+                }
+                return;
+            }
+            Err(error) => {
+                tracing::warn!(%error, "a changed note is not in the catalog yet; the upkeep retries");
+                return;
+            }
+        }
+    }
 }
 
 /// A moved note keeps its connections in the graph: every connection that named it at its old

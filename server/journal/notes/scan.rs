@@ -21,6 +21,13 @@ pub struct Stamp {
     pub size: i64,
 }
 
+impl Stamp {
+    /// Whether a note was read from the file with this stamp.
+    pub fn describes(&self, note: &super::Note) -> bool {
+        note.modified_ms == self.mtime_ns / 1_000_000 && i64::try_from(note.size).ok() == Some(self.size)
+    }
+}
+
 /// What one scan found.
 #[derive(Debug, Default)]
 pub struct Scan {

@@ -54,6 +54,34 @@ pub(super) async fn load(pool: &Pool) -> Result<NoteSet, JournalError> {
     Ok(NoteSet::new(notes))
 }
 
+/// What this process's set lacks of what other processes catalogued.
+#[derive(Default)]
+struct Behind {
+    /// Paths whose catalog rows are newer than the set's notes.
+    adopt: Vec<String>,
+    /// Paths the set holds that are gone from the vault and the catalog.
+    drop: Vec<String>,
+}
+
+/// The catalogued notes at these paths (a note that could not be read has no row to adopt).
+async fn catalogued(pool: &Pool, paths: &[String]) -> Result<Vec<Arc<Note>>, JournalError> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let paths = serde_json::to_string(paths).unwrap_or_else(|_| "[]".into());
+    let rows: Vec<String> = sqlx::query_scalar(
+        "SELECT meta FROM notes WHERE meta IS NOT NULL AND path IN (SELECT value FROM json_each(?))",
+    )
+    .bind(paths)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .iter()
+        .filter_map(|meta| serde_json::from_str::<Note>(meta).ok())
+        .map(Arc::new)
+        .collect())
+}
+
 /// One changed file, read.
 struct Parsed {
     path: String,
@@ -118,25 +146,48 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
     // Comparing 100,000 stamps takes tens of milliseconds, kept off the runtime's threads, which
     // answer requests meanwhile, and below their priority.
     let current = vault.set();
-    let (mut scanned, mut changed, mut removed, dropped) = background::run("comparing", move || {
+    let (mut scanned, mut changed, mut removed, dropped, behind) = background::run("comparing", move || {
         let mut known = stamps_of(&known)?;
         let mut changed: Vec<(String, Stamp)> = Vec::new();
+        // Files the catalog has as they are but this process's set does not: another process (a
+        // stdio agent, the server, the CLI) catalogued them. Their rows are read, not indexed again.
+        let mut behind = Behind::default();
         for (path, stamp) in &scanned.files {
             if known.remove(path) != Some(*stamp) {
                 changed.push((path.clone(), *stamp));
+            } else if !current.at(path).is_some_and(|n| stamp.describes(n)) {
+                behind.adopt.push(path.clone());
             }
         }
         changed.sort_by(|a, b| a.0.cmp(&b.0));
         let mut removed: Vec<String> = known.into_keys().collect();
         removed.sort();
+        // A note of a listed folder that is neither on disk nor in the catalog any more: another
+        // process took it out.
+        let listed: std::collections::HashSet<&str> = scanned.listed.iter().map(String::as_str).collect();
+        behind.drop = current
+            .all()
+            .iter()
+            .filter(|n| listed.contains(super::rules::folder_of(&n.path)) && !scanned.files.contains_key(&n.path))
+            .filter(|n| removed.binary_search(&n.path).is_err())
+            .map(|n| n.path.clone())
+            .collect();
         // After a full scan, a note the set holds but the vault does not is gone too (the catalog
         // may have been emptied by a reindex while the set was loaded).
         let dropped = full && current.all().iter().any(|n| !scanned.files.contains_key(&n.path));
-        Ok::<_, JournalError>((scanned, changed, removed, dropped))
+        Ok::<_, JournalError>((scanned, changed, removed, dropped, behind))
     })
     .await??;
 
     let mut updated: HashMap<String, Option<Arc<Note>>> = HashMap::new();
+    if !reset {
+        for path in behind.drop {
+            updated.insert(path, None);
+        }
+        for note in catalogued(&journal.db, &behind.adopt).await? {
+            updated.insert(note.path.clone(), Some(note));
+        }
+    }
     let mut cataloging: Option<tokio::task::JoinHandle<Result<(), JournalError>>> = None;
     let mut first = true;
     while first || !changed.is_empty() {
@@ -500,6 +551,38 @@ mod tests {
             scope: Scope::WholeJournal,
             label: "test".into(),
         }
+    }
+
+    #[tokio::test]
+    async fn a_process_learns_the_notes_another_process_catalogued() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("notes/Agents")).unwrap();
+        let one = Journal::open(dir.path()).await.unwrap();
+        let other = Journal::open(dir.path()).await.unwrap();
+        // `one` writes and catalogs a note; the catalog then matches the file, so `other` has no
+        // change to index, yet its set must learn the note.
+        std::fs::write(dir.path().join("notes/Agents/new.md"), "# New\n").unwrap();
+        one.sync().await.unwrap();
+        assert!(one.notes.set().at("Agents/new.md").is_some());
+        let report = other.sync().await.unwrap();
+        assert_eq!(report.indexed, 0, "nothing indexed twice");
+        assert_eq!(
+            other.notes.set().at("Agents/new.md").map(|n| n.title.as_str()),
+            Some("New")
+        );
+        // Changed and then removed by `one`: `other` follows both.
+        // (An edit leaves the folder's time alone: the spaced full scan finds it.)
+        std::fs::write(dir.path().join("notes/Agents/new.md"), "# Renamed title, longer\n").unwrap();
+        one.sync_to(Depth::Full).await.unwrap();
+        other.sync_to(Depth::Full).await.unwrap();
+        assert_eq!(
+            other.notes.set().at("Agents/new.md").map(|n| n.title.as_str()),
+            Some("Renamed title, longer")
+        );
+        std::fs::remove_file(dir.path().join("notes/Agents/new.md")).unwrap();
+        one.sync().await.unwrap();
+        other.sync().await.unwrap();
+        assert!(other.notes.set().at("Agents/new.md").is_none());
     }
 
     #[tokio::test]
