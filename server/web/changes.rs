@@ -328,7 +328,7 @@ fn row(v: &Version) -> ChangeRow {
 }
 
 /// A value for a link's query string.
-fn query_escape(text: &str) -> String {
+pub(crate) fn query_escape(text: &str) -> String {
     text.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => (b as char).to_string(),

@@ -16,7 +16,9 @@ pub mod connect;
 pub mod connection;
 pub mod connections;
 pub mod form;
+pub mod graph;
 pub mod lan;
+pub mod neighbourhood;
 pub mod notice;
 pub mod overview;
 pub mod proposals;
@@ -62,6 +64,9 @@ pub fn router() -> Router<AppState> {
         .route("/{place}/changes/note", get(changes::note_page))
         .route("/{place}/changes/{version}/revert", post(changes::revert))
         .route("/{place}/trash/{change}/restore", post(changes::restore))
+        .route("/{place}/graph", get(graph::show))
+        .route("/{place}/graph/{id}/disconnect", post(graph::disconnect))
+        .route("/{place}/graph/{id}/note", post(graph::note))
         .route("/{place}/signout", post(signin::sign_out))
         .fallback(session::elsewhere);
     Router::new()

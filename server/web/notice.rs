@@ -13,11 +13,13 @@ pub enum Notice {
     SomeStale,
     Reverted,
     Restored,
+    Disconnected,
+    Noted,
 }
 
 impl Notice {
     #[cfg(test)]
-    const ALL: [Notice; 8] = [
+    const ALL: [Notice; 10] = [
         Notice::CodeClosed,
         Notice::GrantSaved,
         Notice::Revoked,
@@ -26,6 +28,8 @@ impl Notice {
         Notice::SomeStale,
         Notice::Reverted,
         Notice::Restored,
+        Notice::Disconnected,
+        Notice::Noted,
     ];
 
     /// The word in the redirect's query.
@@ -39,6 +43,8 @@ impl Notice {
             Notice::SomeStale => "left",
             Notice::Reverted => "reverted",
             Notice::Restored => "restored",
+            Notice::Disconnected => "disconnected",
+            Notice::Noted => "noted",
         }
     }
 
@@ -64,6 +70,8 @@ impl Notice {
             Notice::Restored => {
                 "Restored: the deleted notes are back where they were. The restore is in the history and can be undone too."
             }
+            Notice::Disconnected => "Removed: the connection and every note on it are gone from the graph.",
+            Notice::Noted => "Saved: your note is on the connection, beside the agents' own.",
         }
     }
 }

@@ -38,7 +38,7 @@ async fn stored_code_digest(server: &TestServer) -> Option<Vec<u8>> {
 }
 
 /// Every form of the app that changes something, with fields a page would send (for the key `key_id`).
-fn every_form(key_id: &str) -> [(String, &'static str); 5] {
+fn every_form(key_id: &str) -> [(String, &'static str); 7] {
     [
         ("/app/connect/code".to_string(), "route=local"),
         ("/app/connect/close".into(), "route=local"),
@@ -48,6 +48,8 @@ fn every_form(key_id: &str) -> [(String, &'static str); 5] {
             "category=entities&scope=journal",
         ),
         (format!("/app/connections/{key_id}/revoke"), ""),
+        ("/app/graph/c-aaaaaaaaaa/disconnect".into(), "item=Inbox.md"),
+        ("/app/graph/c-aaaaaaaaaa/note".into(), "item=Inbox.md&text=x"),
     ]
 }
 
@@ -64,6 +66,7 @@ async fn no_page_or_form_answers_without_a_session() {
         "/app/connections".into(),
         format!("/app/connections/{}", key.id),
         "/app/activity".into(),
+        "/app/graph?item=Inbox.md".into(),
     ];
     for path in &pages {
         let reply = get(&server, path, None).await;

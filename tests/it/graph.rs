@@ -550,3 +550,102 @@ async fn the_owner_overrides_anything_from_the_command_line() {
     let described = client.ok("describe_item", json!({"item": "Inbox.md"})).await;
     assert_eq!(described["connection_count"], 0, "{described}");
 }
+
+/// The owner app: the graph page, an item's page with its neighbourhood drawn by the server, the
+/// owner's note and removal through the same gate, and the graph writes on the activity page.
+#[tokio::test]
+async fn the_owner_app_shows_an_items_neighbourhood_and_overrides_anything() {
+    use crate::app::{get, text};
+    use crate::app_pages::{owner_of, submit};
+    use hyper::StatusCode;
+    let server = TestServer::start().await;
+    let (client, _) = agent(&server, "Claude", &ALL, WriteMode::Force).await;
+    let made = client
+        .ok(
+            "connect",
+            json!({"from": "Inbox.md", "to": "Ada Okafor", "type": "mentions"}),
+        )
+        .await;
+    let id = made["connection"]["id"].as_str().unwrap().to_string();
+    client
+        .ok(
+            "write_connection_note",
+            json!({"id": id, "text": "Ada <b>asked</b> about it."}),
+        )
+        .await;
+    let owner = owner_of(&server).await;
+
+    let latest = text(&get(&server, "/app/graph", Some(&owner.secret)).await);
+    assert!(
+        latest.contains("1 connection<") && latest.contains("<strong>mentions</strong>"),
+        "{latest}"
+    );
+    let page = get(&server, "/app/graph?item=Ada%20Okafor", Some(&owner.secret)).await;
+    assert_eq!(page.status, StatusCode::OK);
+    let page = text(&page);
+    assert!(page.contains("<svg") && page.contains("entity:ada-okafor"), "{page}");
+    assert!(
+        page.contains("Ada &#60;b&#62;asked&#60;/b&#62; about it."),
+        "notes are escaped: {page}"
+    );
+    assert!(!page.contains("<b>asked"), "{page}");
+    assert!(page.contains("<line "), "a line to its one neighbour");
+
+    let noted = submit(
+        &server,
+        &owner,
+        &format!("/app/graph/{id}/note"),
+        "text=Owner%27s+view&item=Ada+Okafor",
+    )
+    .await;
+    assert_eq!(noted.status, StatusCode::SEE_OTHER);
+    let graph = gate::load(&server.journal).await.unwrap();
+    let notes: Vec<(String, String)> = graph
+        .get(&id)
+        .unwrap()
+        .notes
+        .iter()
+        .map(|n| (n.author.to_string(), n.text.clone()))
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            ("agent:claude".to_string(), "Ada <b>asked</b> about it.".to_string()),
+            ("owner".to_string(), "Owner's view".to_string())
+        ]
+    );
+    let bad = submit(&server, &owner, "/app/graph/not-an-id/disconnect", "item=x").await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    let gone = submit(&server, &owner, "/app/graph/c-zzzzzzzzzz/disconnect", "item=x").await;
+    assert_eq!(gone.status, StatusCode::CONFLICT);
+    assert!(text(&gone).contains("there is no connection c-zzzzzzzzzz"));
+    let removed = submit(&server, &owner, &format!("/app/graph/{id}/disconnect"), "item=Inbox.md").await;
+    assert_eq!(removed.status, StatusCode::SEE_OTHER);
+    assert!(gate::load(&server.journal).await.unwrap().is_empty());
+    let unknown = get(&server, "/app/graph?item=nothing-here", Some(&owner.secret)).await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+    assert!(text(&unknown).contains("there is no item"));
+
+    let activity = text(&get(&server, "/app/activity?tool=connect", Some(&owner.secret)).await);
+    assert!(activity.contains("Inbox.md → Ada Okafor"), "{activity}");
+
+    // A graph proposal waits on the Proposals page and is made when the owner accepts it there.
+    let (proposer, _) = agent(&server, "Proposer", &ALL, WriteMode::Propose).await;
+    let proposed = proposer
+        .ok("connect", json!({"from": "Inbox.md", "to": "family", "type": "about"}))
+        .await;
+    let proposal = proposed["proposal_id"].as_i64().unwrap();
+    let waiting = text(&get(&server, "/app/proposals", Some(&owner.secret)).await);
+    assert!(
+        waiting.contains("connect note:Inbox.md → facet:family as about"),
+        "{waiting}"
+    );
+    let accepted = submit(&server, &owner, &format!("/app/proposals/{proposal}/accept"), "").await;
+    assert_eq!(accepted.status, StatusCode::SEE_OTHER, "{}", text(&accepted));
+    let graph = gate::load(&server.journal).await.unwrap();
+    let made: Vec<_> = graph.connections().collect();
+    assert_eq!(made.len(), 1);
+    assert_eq!(made[0].created_by, Some(Author::agent("Proposer")));
+    let twice = submit(&server, &owner, &format!("/app/proposals/{proposal}/accept"), "").await;
+    assert_eq!(twice.status, StatusCode::CONFLICT);
+}
