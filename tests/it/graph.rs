@@ -63,6 +63,13 @@ async fn the_graph_tools_are_offered_with_the_graph_and_writes_with_a_write_mode
     // Called anyway, a tool outside the grant is refused.
     let refused = without.refused("find_connections", json!({"item": "Inbox.md"})).await;
     assert!(refused.contains("does not include find_connections"), "{refused}");
+    // my_proposals follows any write: a graph-only writer learns its proposals' outcomes too.
+    let (graph_writer, _) = agent(&server, "Graph writer", &["graph"], WriteMode::Propose).await;
+    let names = graph_writer.tool_names().await;
+    assert!(
+        names.contains(&"my_proposals".to_string()) && !names.contains(&"note_write".to_string()),
+        "{names:?}"
+    );
     let (writer, _) = agent(&server, "Writer", &["notes", "graph"], WriteMode::Propose).await;
     let names = writer.tool_names().await;
     assert!(GRAPH_TOOLS.iter().all(|t| names.contains(&t.to_string())), "{names:?}");

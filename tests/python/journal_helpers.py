@@ -24,6 +24,14 @@ def run(journal_dir, *args):
     return out.stdout
 
 
+def demo_journal(parent, days=1):
+    """A demo journal in `parent`/journal: `days` days of as many segments a day, the demo notes and facets."""
+    journal_dir = os.path.join(parent, "journal")
+    subprocess.run([JOURNAL, "demo", journal_dir, "--days", str(days), "--segments-per-day", str(days)],
+                   check=True, capture_output=True)
+    return journal_dir
+
+
 def mint_key(journal_dir, label, categories, facets=(), write=None):
     """A new key labelled `label`, granted `categories` over the whole journal or only `facets`, with the
     write mode `write` (none when not given)."""

@@ -29,7 +29,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from journal_helpers import JOURNAL, MemoryStorage, run, sign_in_and_search
+from journal_helpers import JOURNAL, MemoryStorage, demo_journal, run, sign_in_and_search
 
 HOST = "journal.test"
 CAA_IDENTITY = "pebble.test"
@@ -196,8 +196,7 @@ def route_list(journal_dir):
 
 
 def test_a_certificate_from_a_real_acme_server_serves_sign_ins_renews_and_stops_on_caa_drift(acme):
-    journal_dir = os.path.join(acme["folder"], "journal")
-    subprocess.run([JOURNAL, "demo", journal_dir, "--days", "3", "--segments-per-day", "3"], check=True, capture_output=True)
+    journal_dir = demo_journal(acme["folder"], days=3)
 
     # Without a CAA record the route is refused, with the record to set in the message.
     refused = enable(acme, journal_dir)

@@ -15,15 +15,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from journal_helpers import JOURNAL, in_session, in_stdio_session, mint_key, ok, refused, run, serve
+from journal_helpers import JOURNAL, demo_journal, in_session, in_stdio_session, mint_key, ok, refused, run, serve
 
 
 @pytest.fixture(scope="module")
 def journal():
     with tempfile.TemporaryDirectory() as parent:
-        journal_dir = os.path.join(parent, "journal")
-        subprocess.run([JOURNAL, "demo", journal_dir, "--days", "1", "--segments-per-day", "1"],
-                       check=True, capture_output=True)
+        journal_dir = demo_journal(parent)
         categories = ["notes", "entities", "facets", "transcripts", "graph"]
         shared = mint_key(journal_dir, "research", categories, write="force")
         other = mint_key(journal_dir, "other agent", categories, write="force")

@@ -23,7 +23,7 @@ import time
 import httpx
 import pytest
 
-from journal_helpers import JOURNAL, MemoryStorage, run, sign_in_and_search
+from journal_helpers import JOURNAL, MemoryStorage, demo_journal, run, sign_in_and_search
 
 TAG = f"jt{os.getpid() % 100000}"
 SUBNET = 10 + os.getpid() % 200
@@ -52,8 +52,7 @@ def lan():
             pytest.fail("the LAN test needs root and iproute2 to make a network namespace; CI runs as root")
         pytest.skip("needs root and iproute2 (network namespaces); run as root, as CI does")
     with tempfile.TemporaryDirectory() as parent:
-        journal_dir = os.path.join(parent, "journal")
-        subprocess.run([JOURNAL, "demo", journal_dir, "--days", "3", "--segments-per-day", "3"], check=True, capture_output=True)
+        journal_dir = demo_journal(parent, days=3)
         enabled = run(journal_dir, "route", "enable", "lan")
         assert "The LAN route is on" in enabled
         ca_file = os.path.join(parent, "journal-ca.pem")

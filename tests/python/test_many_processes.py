@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from journal_helpers import JOURNAL, in_session, mint_key, ok, run, serve
+from journal_helpers import JOURNAL, demo_journal, in_session, mint_key, ok, run, serve
 
 WRITES = 12
 AGENTS = 4
@@ -95,9 +95,7 @@ def work(journal_dir, index, acknowledged, slowest, kill_after=None):
 @pytest.fixture(scope="module")
 def journal():
     with tempfile.TemporaryDirectory() as parent:
-        journal_dir = os.path.join(parent, "journal")
-        subprocess.run([JOURNAL, "demo", journal_dir, "--days", "1", "--segments-per-day", "1"],
-                       check=True, capture_output=True)
+        journal_dir = demo_journal(parent)
         for index in range(AGENTS):
             mint_key(journal_dir, f"agent-{index}", ["notes", "graph"], write="force")
         checker = mint_key(journal_dir, "checker", ["notes", "graph"])

@@ -30,7 +30,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from journal_helpers import JOURNAL, call, in_session, mint_key, ok, refused, serve, text_of
+from journal_helpers import JOURNAL, call, demo_journal, in_session, mint_key, ok, refused, serve, text_of
 
 NOTES_TOOLS = ["notes_list", "note_read", "base_query", "skills_list", "skill_read"]
 DEMO_NOTES_SOURCE = Path(__file__).resolve().parents[2] / "server" / "journal" / "demo_notes.rs"
@@ -102,9 +102,7 @@ def files_containing(vault, word):
 @pytest.fixture(scope="module")
 def server():
     with tempfile.TemporaryDirectory() as parent:
-        journal_dir = os.path.join(parent, "journal")
-        subprocess.run([JOURNAL, "demo", journal_dir, "--days", "3", "--segments-per-day", "3"],
-                       check=True, capture_output=True)
+        journal_dir = demo_journal(parent, days=3)
         # Transcripts too, so that a search could find something other than notes.
         categories = ["notes", "transcripts"]
         keys = {

@@ -20,14 +20,13 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientMetadata
 
-from journal_helpers import JOURNAL, MemoryStorage, owner_approves, run
+from journal_helpers import JOURNAL, MemoryStorage, demo_journal, owner_approves, run
 
 
 @pytest.fixture(scope="module")
 def server():
     with tempfile.TemporaryDirectory() as parent:
-        journal_dir = os.path.join(parent, "journal")
-        subprocess.run([JOURNAL, "demo", journal_dir, "--days", "3", "--segments-per-day", "3"], check=True, capture_output=True)
+        journal_dir = demo_journal(parent, days=3)
         process = subprocess.Popen([JOURNAL, "--journal", journal_dir, "serve", "--local-addr", "127.0.0.1:0"],
                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         try:

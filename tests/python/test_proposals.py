@@ -19,7 +19,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from journal_helpers import JOURNAL, in_session, mint_key, ok, refused, run, serve
+from journal_helpers import JOURNAL, demo_journal, in_session, mint_key, ok, refused, run, serve
 
 DEMO_NOTES_SOURCE = Path(__file__).resolve().parents[2] / "server" / "journal" / "demo_notes.rs"
 
@@ -42,9 +42,7 @@ def fails(journal_dir, *args):
 @pytest.fixture(scope="module")
 def server():
     with tempfile.TemporaryDirectory() as parent:
-        journal_dir = os.path.join(parent, "journal")
-        subprocess.run([JOURNAL, "demo", journal_dir, "--days", "1", "--segments-per-day", "1"],
-                       check=True, capture_output=True)
+        journal_dir = demo_journal(parent)
         keys = {
             "propose": mint_key(journal_dir, "suggester", ["notes"], write="propose"),
             "force": mint_key(journal_dir, "forceful", ["notes"], write="force"),

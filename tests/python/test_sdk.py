@@ -17,19 +17,13 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
 
-JOURNAL = os.environ.get("JOURNAL_BIN", "target/debug/journal")
-
-
-def run(journal_dir, *args):
-    out = subprocess.run([JOURNAL, "--journal", journal_dir, *args], check=True, capture_output=True, text=True)
-    return out.stdout
+from journal_helpers import JOURNAL, demo_journal, run
 
 
 @pytest.fixture(scope="module")
 def server():
     with tempfile.TemporaryDirectory() as parent:
-        journal_dir = os.path.join(parent, "journal")
-        subprocess.run([JOURNAL, "demo", journal_dir, "--days", "3", "--segments-per-day", "3"], check=True, capture_output=True)
+        journal_dir = demo_journal(parent, days=3)
         key = json.loads(run(journal_dir, "mcp", "token", "create", "--label", "python-sdk", "--json"))["key"]
         run(journal_dir, "mcp", "permission", "set", "--token", "python-sdk",
             "--category", "transcripts", "--category", "entities", "--category", "facets")

@@ -17,15 +17,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from journal_helpers import JOURNAL, in_session, in_stdio_session, mint_key, ok, refused, run, serve
+from journal_helpers import JOURNAL, demo_journal, in_session, in_stdio_session, mint_key, ok, refused, run, serve
 
 
 @pytest.fixture(scope="module")
 def journal():
     with tempfile.TemporaryDirectory() as parent:
-        journal_dir = os.path.join(parent, "journal")
-        subprocess.run([JOURNAL, "demo", journal_dir, "--days", "1", "--segments-per-day", "1"],
-                       check=True, capture_output=True)
+        journal_dir = demo_journal(parent)
         key = mint_key(journal_dir, "claude", ["notes", "transcripts"], write="force")
         yield SimpleNamespace(dir=journal_dir, key=key, vault=Path(journal_dir) / "notes")
 

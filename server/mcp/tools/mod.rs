@@ -63,6 +63,8 @@ pub enum Need {
     Category(Category),
     /// The category and a write mode (`propose` stages changes for the owner, `force` makes them).
     Write(Category),
+    /// A write mode and a category that can be written (notes or the graph): what proposals need.
+    AnyWrite,
 }
 
 /// A tool's static description.
@@ -187,6 +189,10 @@ impl ToolDef {
             Need::AnyRead => !searchable(connection).is_empty(),
             Need::Category(category) => connection.grant.has(category),
             Need::Write(category) => connection.grant.has(category) && connection.grant.write_mode != WriteMode::None,
+            Need::AnyWrite => {
+                (connection.grant.has(Category::Notes) || connection.grant.has(Category::Graph))
+                    && connection.grant.write_mode != WriteMode::None
+            }
         }
     }
 

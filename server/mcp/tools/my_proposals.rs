@@ -6,15 +6,14 @@ use serde::{Deserialize, Serialize};
 
 use super::args::{Cursor, Limit};
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, format_ms, nothing_matched};
-use crate::auth::Category;
 use crate::journal::notes::proposals::{self, Filter, Status};
 
 pub const DEF: ToolDef = ToolDef {
     name: "my_proposals",
     title: "my proposed changes",
-    description: "List the changes you proposed to notes and the owner's decision on each (pending, accepted or \
-                  rejected, with the owner's reason), newest first.",
-    needs: Need::Write(Category::Notes),
+    description: "List the changes you proposed (to notes and to the graph) and the owner's decision on each (pending, \
+                  accepted or rejected, with the owner's reason), newest first.",
+    needs: Need::AnyWrite,
     read_only: true,
     destructive: false,
     idempotent: true,

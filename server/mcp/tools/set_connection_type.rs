@@ -17,7 +17,7 @@ pub const DEF: ToolDef = ToolDef {
                   the call answers forbidden, and you add your view with write_connection_note instead.",
     needs: Need::Write(Category::Graph),
     read_only: false,
-    destructive: false,
+    destructive: true,
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<WriteOutput>,

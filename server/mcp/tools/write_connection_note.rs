@@ -17,7 +17,7 @@ pub const DEF: ToolDef = ToolDef {
                   empty text removes yours. Every author keeps their own note: other authors' notes are never changed.",
     needs: Need::Write(Category::Graph),
     read_only: false,
-    destructive: false,
+    destructive: true,
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<WriteOutput>,
