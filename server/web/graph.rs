@@ -89,28 +89,25 @@ pub async fn disconnect(
     Path((_, id)): Path<(String, String)>,
     form: OwnerForm,
 ) -> Response {
+    if !is_id(&id) {
+        return malformed();
+    }
     act(&state, form, Change::Disconnect { id }, Notice::Disconnected).await
 }
 
 /// `POST /app/graph/{id}/note`: the owner's own note on a connection ("" removes it).
 pub async fn note(State(state): State<AppState>, Path((_, id)): Path<(String, String)>, form: OwnerForm) -> Response {
-    let Some(text) = form.field("text").map(str::to_string) else {
+    let (true, Some(text)) = (is_id(&id), form.field("text").map(str::to_string)) else {
         return malformed();
     };
     act(&state, form, Change::Note { id, text }, Notice::Noted).await
 }
 
+/// Makes the owner's change (its connection id already checked) and goes back to the item's page.
 async fn act(state: &AppState, form: OwnerForm, change: Change, notice: Notice) -> Response {
     let Some(item) = form.field("item").map(str::to_string) else {
         return malformed();
     };
-    let id = match &change {
-        Change::Disconnect { id } | Change::Note { id, .. } => id.clone(),
-        _ => String::new(),
-    };
-    if !is_id(&id) {
-        return malformed();
-    }
     match gate::make(&state.journal, &Author::owner(), &Viewer::Owner, &change).await {
         Ok(_) => Redirect::to(&format!(
             "{}/graph?item={}&notice={}",

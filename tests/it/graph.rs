@@ -469,6 +469,14 @@ async fn in_propose_mode_a_graph_write_waits_for_the_owner() {
     assert!(refused.to_string().starts_with("there is no connection"), "{refused}");
     let graph = gate::load(&server.journal).await.unwrap();
     assert!(graph.connections().all(|c| c.notes.is_empty()));
+
+    // Removed since it proposed, the connection's proposal can only be rejected.
+    let gone = gate::accept(&server.journal, &stored, None).await.unwrap_err();
+    assert!(
+        gone.to_string()
+            .contains("\"Proposer\" that proposed this was removed; reject it"),
+        "{gone}"
+    );
 }
 
 /// Every call of one tool through the audit: a graph write is recorded with what it named.
