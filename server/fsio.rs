@@ -64,6 +64,60 @@ pub fn write_unflushed(path: &Path, bytes: &[u8]) -> io::Result<()> {
     result
 }
 
+/// How many files `create_many` writes at once.
+const WRITERS: usize = 16;
+
+/// Creates new files (refusing any name that is taken), each written and flushed to disk, several at
+/// a time: a flush waits on the disk rather than the CPU, and the filesystem's journal commits the
+/// flushes that wait together in one transaction, so ten thousand small files take a fraction of a
+/// second instead of a disk round trip each (docs/performance.md). The folders' entries are not
+/// flushed: the caller flushes each folder once. On failure every file this call created is removed
+/// again and the first error is answered.
+pub fn create_many(files: &[(std::path::PathBuf, &[u8])]) -> io::Result<()> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let failure: Mutex<Option<io::Error>> = Mutex::new(None);
+    let created: Vec<AtomicBool> = files.iter().map(|_| AtomicBool::new(false)).collect();
+    let work = || {
+        while !failed.load(Ordering::Relaxed) {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some((path, bytes)) = files.get(i) else { return };
+            let written = private_options().open(path).and_then(|mut file| {
+                created[i].store(true, Ordering::Relaxed);
+                file.write_all(bytes)?;
+                file.sync_all()
+            });
+            if let Err(error) = written {
+                failed.store(true, Ordering::Relaxed);
+                if let Ok(mut slot) = failure.lock() {
+                    slot.get_or_insert(error);
+                }
+            }
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..WRITERS.min(files.len()) {
+            scope.spawn(work);
+        }
+        work();
+    });
+    if !failed.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    for ((path, _), made) in files.iter().zip(&created) {
+        if made.load(Ordering::Relaxed) {
+            let _ = fs::remove_file(path);
+        }
+    }
+    Err(failure
+        .into_inner()
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| io::Error::other("a file could not be written")))
+}
+
 /// Removes a file durably; a missing file is not an error.
 pub fn remove_durable(path: &Path) -> io::Result<()> {
     match fs::remove_file(path) {
@@ -118,7 +172,8 @@ pub fn make_private(path: &Path) -> io::Result<()> {
     Ok(())
 }
 
-fn sync_dir(path: &Path) -> io::Result<()> {
+/// Flushes a folder's entries (names created, renamed or removed in it) to disk.
+pub fn sync_dir(path: &Path) -> io::Result<()> {
     let path = if path.as_os_str().is_empty() {
         Path::new(".")
     } else {
@@ -137,6 +192,37 @@ fn random_suffix() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn many_files_are_created_whole_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let named = |n: usize| dir.path().join(format!("f{n}.md"));
+        let texts: Vec<String> = (0..200).map(|n| format!("file {n}")).collect();
+        let files: Vec<(std::path::PathBuf, &[u8])> = texts
+            .iter()
+            .enumerate()
+            .map(|(n, t)| (named(n), t.as_bytes()))
+            .collect();
+        create_many(&files).unwrap();
+        assert_eq!(fs::read_to_string(named(137)).unwrap(), "file 137");
+
+        // A name that is taken fails the call, and whatever it created is removed again.
+        let other = tempfile::tempdir().unwrap();
+        fs::write(other.path().join("f150.md"), "the owner's").unwrap();
+        let files: Vec<(std::path::PathBuf, &[u8])> = texts
+            .iter()
+            .enumerate()
+            .map(|(n, t)| (other.path().join(format!("f{n}.md")), t.as_bytes()))
+            .collect();
+        let error = create_many(&files).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
+        let left: Vec<_> = fs::read_dir(other.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["f150.md"]);
+        assert_eq!(fs::read_to_string(other.path().join("f150.md")).unwrap(), "the owner's");
+    }
 
     #[test]
     fn writes_replace_and_leave_no_temp_files() {

@@ -79,6 +79,10 @@ pub struct LoadOptions {
     /// (op, weight)
     pub mix: Vec<(Op, u32)>,
     pub seed: u64,
+    /// What `search` asks for, drawn at random; empty for the built-in words (`QUERIES`).
+    pub queries: Arc<Vec<String>>,
+    /// The name of the search tool (another server's may differ); it takes a `query` argument.
+    pub search_tool: String,
 }
 
 /// What a run measured.
@@ -102,7 +106,7 @@ impl LoadReport {
     }
 }
 
-/// Words searched for: frequent and rare ones, as agents would.
+/// Words searched for when no query file is given: frequent and rare ones, as agents would.
 const QUERIES: [&str; 8] = [
     "lease renewal",
     "dashboard",
@@ -197,7 +201,9 @@ impl Session {
     }
 
     async fn post(&self, body: &Value) -> Result<(u16, hyper::HeaderMap, Bytes), String> {
-        let mut request = hyper::Request::post(&self.url).header("content-type", "application/json");
+        let mut request = hyper::Request::post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
         if let Some(key) = &self.key {
             request = request.header("authorization", format!("Bearer {key}"));
         }
@@ -326,18 +332,39 @@ async fn client_loop(
                 }
             })
             .map_or(Op::Ping, |(op, _)| *op);
-        let body = request(op, n, worker, &mut rng, references, notes);
+        let inputs = Inputs {
+            references,
+            notes,
+            queries: &options.queries,
+            search_tool: &options.search_tool,
+        };
+        let body = request(op, n, worker, &mut rng, &inputs);
         let started = Instant::now();
         let outcome = session.post(&body).await;
         let micros = started.elapsed().as_micros();
         let samples = per_op.entry(op).or_default();
         match outcome {
-            Ok((200, _, bytes)) if !is_error(&bytes) => samples.record(micros, bytes.len()),
+            Ok((200, _, bytes)) if !is_error(json_payload(&bytes)) => samples.record(micros, bytes.len()),
             Ok(_) | Err(_) => samples.errors += 1,
         }
     }
     session.end().await;
     Ok(per_op)
+}
+
+/// The JSON-RPC message of a reply: the body itself, or the last `data:` line of a server-sent event
+/// stream (servers that answer every POST as a stream, such as the Python SDK's by default).
+fn json_payload(bytes: &[u8]) -> &[u8] {
+    let trimmed = bytes.trim_ascii_start();
+    if trimmed.starts_with(b"{") {
+        return bytes;
+    }
+    bytes
+        .split(|b| *b == b'\n')
+        .filter_map(|line| line.strip_prefix(b"data:"))
+        .map(<[u8]>::trim_ascii)
+        .rfind(|data| !data.is_empty())
+        .unwrap_or(bytes)
 }
 
 /// True when a reply is not valid JSON, is a JSON-RPC error or an `isError` tool result. The check
@@ -361,15 +388,32 @@ fn is_error(bytes: &[u8]) -> bool {
     })
 }
 
-fn request(op: Op, n: u64, worker: usize, rng: &mut u64, references: &[String], notes: &[String]) -> Value {
+struct Inputs<'a> {
+    references: &'a [String],
+    notes: &'a [String],
+    queries: &'a [String],
+    search_tool: &'a str,
+}
+
+fn request(op: Op, n: u64, worker: usize, rng: &mut u64, inputs: &Inputs) -> Value {
+    let Inputs {
+        references,
+        notes,
+        queries,
+        search_tool,
+    } = *inputs;
     let id = n;
     let call = |name: &str, arguments: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
     match op {
         Op::Ping | Op::Plain => json!({"jsonrpc": "2.0", "id": id, "method": "ping"}),
         Op::ToolsList => json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}),
         Op::Search => {
-            let query = QUERIES[(next(rng) % QUERIES.len() as u64) as usize];
-            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "search", "arguments": {"query": query}}})
+            let draw = next(rng);
+            let query = match queries.len() {
+                0 => QUERIES[(draw % QUERIES.len() as u64) as usize],
+                n => queries[(draw % n as u64) as usize].as_str(),
+            };
+            call(search_tool, json!({"query": query}))
         }
         Op::Fetch => {
             let reference = &references[(next(rng) % references.len().max(1) as u64) as usize];
@@ -440,5 +484,37 @@ mod tests {
         ));
         assert!(is_error(b"not json"));
         assert!(is_error(br#"{"jsonrpc":"2.0","id":1,"result":{"isError":"yes"}}"#));
+    }
+
+    #[test]
+    fn a_streamed_reply_is_read_from_its_last_data_line() {
+        let plain = br#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
+        assert_eq!(json_payload(plain), plain);
+        let streamed = b"event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"isError\":true}}\r\n\r\n";
+        assert_eq!(
+            json_payload(streamed),
+            br#"{"jsonrpc":"2.0","id":1,"result":{"isError":true}}"#
+        );
+        assert!(is_error(json_payload(streamed)));
+        assert!(is_error(json_payload(b"event: message\n\n")));
+    }
+
+    #[test]
+    fn searches_draw_from_the_query_file_when_one_is_given() {
+        let queries = vec!["alpha beta".to_string(), "\"a phrase\"".to_string()];
+        let inputs = Inputs {
+            references: &[],
+            notes: &[],
+            queries: &queries,
+            search_tool: "find",
+        };
+        let mut rng = 7;
+        let mut seen = std::collections::BTreeSet::new();
+        for n in 0..50 {
+            let body = request(Op::Search, n, 0, &mut rng, &inputs);
+            assert_eq!(body["params"]["name"], "find");
+            seen.insert(body["params"]["arguments"]["query"].as_str().unwrap().to_string());
+        }
+        assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["\"a phrase\"", "alpha beta"]);
     }
 }

@@ -47,6 +47,14 @@ struct Args {
     no_baseline: bool,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// A file of search queries, one a line (blank lines and lines starting with # are skipped), drawn
+    /// at random by `search` requests; without it, eight built-in words.
+    #[arg(long, value_name = "FILE")]
+    queries: Option<std::path::PathBuf>,
+    /// The name of the search tool, for a server whose search is called otherwise; it must take a
+    /// `query` argument.
+    #[arg(long, default_value = "search")]
+    search_tool: String,
 }
 
 fn main() -> ExitCode {
@@ -93,6 +101,10 @@ async fn run(args: Args) -> Result<(), String> {
     if args.clients == 0 || args.requests == 0 {
         return Err("--clients and --requests must be at least 1".into());
     }
+    let queries = match &args.queries {
+        Some(file) => read_queries(file)?,
+        None => Vec::new(),
+    };
     let before = args.pid.map(cpu_seconds).transpose()?;
     let options = LoadOptions {
         url: args.url.clone(),
@@ -102,6 +114,8 @@ async fn run(args: Args) -> Result<(), String> {
         limit: Duration::from_secs(args.seconds),
         mix,
         seed: args.seed,
+        queries: std::sync::Arc::new(queries),
+        search_tool: args.search_tool.clone(),
     };
     let mut report = bench::run(&options).await?;
     let cpu = match (args.pid, before) {
@@ -179,6 +193,24 @@ fn print_report(report: &mut LoadReport) {
         p999,
         elapsed
     );
+}
+
+/// The queries of a query file: one a line, blank lines and `#` comments skipped.
+fn read_queries(file: &std::path::Path) -> Result<Vec<String>, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("--queries {}: {e}", file.display()))?;
+    let queries: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(str::to_string)
+        .collect();
+    if queries.is_empty() {
+        return Err(format!(
+            "--queries {}: the file holds no query; write one query a line",
+            file.display()
+        ));
+    }
+    Ok(queries)
 }
 
 /// User and system CPU time of a process, in seconds (Linux; USER_HZ is 100 on every mainstream kernel).

@@ -1,17 +1,19 @@
 //! Several new files written as one: an import of many transcripts is all or nothing, even when the
-//! process is killed halfway.
+//! process is killed halfway, and costs a few disk flushes in all rather than a few per file.
 //!
 //! A batch first writes every file under a hidden name in its folder (`.batch-<id>-<n>.md`, which
-//! the catalog passes by), then publishes them one by one under their real names (a hard link, so an
-//! existing file is never replaced, then the hidden name removed). A marker in `.batches/` beside
-//! the journal's folders says which batch is in progress, which folder it writes to and every name
-//! it published so far; the process that writes the batch holds a lock on it. Only when the last
-//! file is published is the marker removed, and only then is the batch done.
+//! the catalog passes by) and flushes them, many at a time, then links each under its real name (a
+//! hard link, so an existing file is never replaced), writes the list of real names to its marker
+//! and flushes it once, removes the hidden names and flushes the folder once. The marker, in
+//! `.batches/` beside the journal's folders, says which batch is in progress and which folder it
+//! writes to; the process that writes the batch holds a lock on it. Only when the folder is flushed
+//! is the marker removed, and only then is the batch done.
 //!
 //! A batch whose marker is still there and no longer locked belongs to a process that died: `recover`
-//! takes it back, every published file and every hidden one (including a file linked under its real
-//! name just before the process died, before the marker named it: it shares its hidden twin's inode).
-//! So after a crash the folder holds the whole batch or none of it.
+//! takes it back, every published file and every hidden one (a file linked under its real name
+//! before the marker named it shares its hidden twin's inode, and the hidden names are removed only
+//! after the marker names every real one). So after a crash the folder holds the whole batch or none
+//! of it.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -67,11 +69,20 @@ impl Batch {
         })
     }
 
-    /// Writes one file of the batch under its hidden name.
-    pub fn stage(&mut self, bytes: &[u8]) -> io::Result<()> {
-        let path = self.dir.join(format!(".batch-{}-{}.md", self.id, self.staged.len()));
-        fsio::write_atomic(&path, bytes)?;
-        self.staged.push(path);
+    /// Writes the files of the batch under their hidden names, each flushed to disk (several at a
+    /// time, see `fsio::create_many`). Called once per batch.
+    pub fn stage<T: AsRef<[u8]>>(&mut self, files: &[T]) -> io::Result<()> {
+        let first = self.staged.len();
+        let named: Vec<(PathBuf, &[u8])> = files
+            .iter()
+            .enumerate()
+            .map(|(n, bytes)| {
+                let path = self.dir.join(format!(".batch-{}-{}.md", self.id, first + n));
+                (path, bytes.as_ref())
+            })
+            .collect();
+        fsio::create_many(&named)?;
+        self.staged.extend(named.into_iter().map(|(path, _)| path));
         Ok(())
     }
 
@@ -79,21 +90,24 @@ impl Batch {
     /// taken, in the order staged, and ends the batch. Answers the published paths. On failure the
     /// whole batch is taken back.
     pub fn publish(mut self, stem: &str) -> io::Result<Vec<PathBuf>> {
-        let mut published = Vec::new();
+        let mut published = Vec::with_capacity(self.staged.len());
         let result = (|| {
+            // Names are taken in order, so each search starts after the last name this batch took.
+            let mut names = unique_names(stem);
             for staged in &self.staged {
-                let path = link_unique(staged, &self.dir, stem)?;
-                let relative = path
-                    .strip_prefix(&self.root)
-                    .unwrap_or(&path)
-                    .to_string_lossy()
-                    .into_owned();
-                writeln!(self.marker, "{relative}")?;
-                self.marker.sync_data()?;
-                published.push(path);
+                published.push(link_unique(staged, &self.dir, &mut names, stem)?);
+            }
+            let mut list = String::new();
+            for path in &published {
+                list.push_str(&path.strip_prefix(&self.root).unwrap_or(path).to_string_lossy());
+                list.push('\n');
+            }
+            self.marker.write_all(list.as_bytes())?;
+            self.marker.sync_data()?;
+            for staged in &self.staged {
                 fs::remove_file(staged)?;
             }
-            File::open(&self.dir)?.sync_all()?;
+            fsio::sync_dir(&self.dir)?;
             fsio::remove_durable(&self.marker_path)
         })();
         match result {
@@ -154,7 +168,9 @@ fn take_back(root: &Path, marker_path: &Path, id: &str) {
     let Ok(text) = fs::read_to_string(marker_path) else {
         return;
     };
-    let mut lines = text.lines();
+    // Only whole lines: a list cut short by a crash names no file by a part of its name.
+    let whole = &text[..text.rfind('\n').map_or(0, |end| end + 1)];
+    let mut lines = whole.lines();
     let Some(dir) = lines.next().map(|relative| root.join(relative)) else {
         let _ = fsio::remove_durable(marker_path);
         return;
@@ -168,31 +184,32 @@ fn take_back(root: &Path, marker_path: &Path, id: &str) {
         }
     }
     let prefix = format!(".batch-{id}-");
-    // A file being staged when the writer died is still under `write_atomic`'s temporary name,
-    // `.<hidden name>.<random>.tmp`.
+    // A file being staged by an older version of this code when the writer died is still under the
+    // atomic write's temporary name, `.<hidden name>.<random>.tmp`.
     let unfinished = format!(".{prefix}");
+    let mut linked = Vec::new();
     if let Ok(entries) = fs::read_dir(&dir) {
         for entry in entries.flatten() {
             let staged = entry.path();
             let Some(name) = staged.file_name().and_then(|n| n.to_str()) else {
                 continue;
             };
-            if name.starts_with(&unfinished) && name.ends_with(".tmp") {
-                if fs::remove_file(&staged).is_err() {
-                    clean = false;
-                }
+            let ours = name.starts_with(&prefix) || (name.starts_with(&unfinished) && name.ends_with(".tmp"));
+            if !ours {
                 continue;
             }
-            if !name.starts_with(&prefix) {
-                continue;
+            if let Some(id) = twin_id(&staged) {
+                linked.push(id);
             }
-            // Published under its real name just before the writer died, before the marker named
-            // it: the real name is the same file (a hard link), found by its inode.
-            remove_twins(&dir, &staged);
             if fs::remove_file(&staged).is_err() {
                 clean = false;
             }
         }
+    }
+    // Published under its real name just before the writer died, before the marker named it: the
+    // real name is the same file (a hard link), found by its inode in one pass over the folder.
+    if !linked.is_empty() && !remove_twins(&dir, &linked) {
+        clean = false;
     }
     if let Ok(folder) = File::open(&dir) {
         let _ = folder.sync_all();
@@ -202,33 +219,46 @@ fn take_back(root: &Path, marker_path: &Path, id: &str) {
     }
 }
 
-/// Removes the other names of `staged` in `dir` (hard links to the same file).
+/// The identity (device, inode) of a staged file that has another name.
 #[cfg(unix)]
-fn remove_twins(dir: &Path, staged: &Path) {
+fn twin_id(staged: &Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = fs::metadata(staged) else { return };
-    if meta.nlink() < 2 {
-        return;
-    }
-    let Ok(entries) = fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path != staged
-            && let Ok(other) = fs::metadata(&path)
-            && other.ino() == meta.ino()
-            && other.dev() == meta.dev()
-        {
-            let _ = fs::remove_file(&path);
-        }
-    }
+    let meta = fs::metadata(staged).ok()?;
+    (meta.nlink() >= 2).then(|| (meta.dev(), meta.ino()))
 }
 
 #[cfg(not(unix))]
-fn remove_twins(_dir: &Path, _staged: &Path) {}
+fn twin_id(_staged: &Path) -> Option<(u64, u64)> {
+    None
+}
+
+/// Removes the files in `dir` that are one of `ids`. Answers whether every one went.
+#[cfg(unix)]
+fn remove_twins(dir: &Path, ids: &[(u64, u64)]) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let ids: std::collections::HashSet<&(u64, u64)> = ids.iter().collect();
+    let Ok(entries) = fs::read_dir(dir) else { return false };
+    let mut clean = true;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if let Ok(meta) = fs::symlink_metadata(&path)
+            && ids.contains(&(meta.dev(), meta.ino()))
+            && fs::remove_file(&path).is_err()
+        {
+            clean = false;
+        }
+    }
+    clean
+}
+
+#[cfg(not(unix))]
+fn remove_twins(_dir: &Path, _ids: &[(u64, u64)]) -> bool {
+    true
+}
 
 /// The names a new file `<stem>` may take, in order: `<stem>.md`, then `<stem>-2.md`, `-3`, ...
 pub fn unique_names(stem: &str) -> impl Iterator<Item = String> + '_ {
-    (1..10_000).map(move |n| {
+    (1..1_000_000).map(move |n| {
         if n == 1 {
             format!("{stem}.md")
         } else {
@@ -237,9 +267,10 @@ pub fn unique_names(stem: &str) -> impl Iterator<Item = String> + '_ {
     })
 }
 
-/// Links `staged` as `<dir>/<stem>.md`, or the first free `<stem>-N.md`; never replaces a file.
-fn link_unique(staged: &Path, dir: &Path, stem: &str) -> io::Result<PathBuf> {
-    for name in unique_names(stem) {
+/// Links `staged` as the first free name `names` still holds (see `unique_names`); never replaces a
+/// file.
+fn link_unique(staged: &Path, dir: &Path, names: &mut impl Iterator<Item = String>, stem: &str) -> io::Result<PathBuf> {
+    for name in names {
         let path = dir.join(name);
         match fs::hard_link(staged, &path) {
             Ok(()) => return Ok(path),
@@ -281,8 +312,7 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         fs::write(dir.join("0930.md"), "the owner's").unwrap();
         let mut batch = Batch::begin(root.path(), &dir).unwrap();
-        batch.stage(b"one").unwrap();
-        batch.stage(b"two").unwrap();
+        batch.stage(&[b"one", b"two"]).unwrap();
         assert_eq!(recover(root.path()).unwrap(), 0, "a live batch is left alone");
         let published = batch.publish("0930").unwrap();
         assert_eq!(published, [dir.join("0930-2.md"), dir.join("0930-3.md")]);
@@ -296,9 +326,50 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let dir = root.path().join("transcripts/2026-12-01");
         let mut batch = Batch::begin(root.path(), &dir).unwrap();
-        batch.stage(b"one").unwrap();
+        batch.stage(&[b"one"]).unwrap();
         drop(batch);
         assert!(names(&dir).is_empty());
+        assert!(names(&root.path().join(MARKERS)).is_empty());
+    }
+
+    #[test]
+    fn a_marker_cut_short_names_no_file_by_a_part_of_its_name() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("transcripts/2026-12-01");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("0930.md"), "published").unwrap();
+        fs::write(dir.join("1000"), "the owner's").unwrap();
+        let markers = root.path().join(MARKERS);
+        fs::create_dir_all(&markers).unwrap();
+        fs::write(
+            markers.join("abc.pending"),
+            "transcripts/2026-12-01\ntranscripts/2026-12-01/0930.md\ntranscripts/2026-12-01/1000",
+        )
+        .unwrap();
+        assert_eq!(recover(root.path()).unwrap(), 1);
+        assert_eq!(names(&dir), ["1000"]);
+    }
+
+    #[test]
+    fn a_large_batch_takes_the_free_names_in_order() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("transcripts/2026-12-01");
+        fs::create_dir_all(&dir).unwrap();
+        for taken in ["0930.md", "0930-3.md", "0930-40.md"] {
+            fs::write(dir.join(taken), "the owner's").unwrap();
+        }
+        let mut batch = Batch::begin(root.path(), &dir).unwrap();
+        let files: Vec<String> = (0..100).map(|n| format!("file {n}")).collect();
+        batch.stage(&files).unwrap();
+        let published = batch.publish("0930").unwrap();
+        assert_eq!(published.len(), 100);
+        assert_eq!(published[0], dir.join("0930-2.md"));
+        assert_eq!(published[1], dir.join("0930-4.md"));
+        assert_eq!(published[99], dir.join("0930-103.md"));
+        assert!(!published.contains(&dir.join("0930-40.md")));
+        assert_eq!(fs::read_to_string(dir.join("0930-40.md")).unwrap(), "the owner's");
+        assert_eq!(fs::read_to_string(&published[99]).unwrap(), "file 99");
+        assert_eq!(names(&dir).len(), 103, "no hidden file is left");
         assert!(names(&root.path().join(MARKERS)).is_empty());
     }
 

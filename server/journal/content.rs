@@ -233,65 +233,69 @@ pub async fn import_transcripts(
             "name at least one transcript file to import".into(),
         ));
     }
-    let mut rendered = Vec::with_capacity(files.len());
-    for file in files {
-        let format = Format::from_path(file).ok_or_else(|| {
-            JournalError::Invalid(format!(
-                "{}: unknown transcript format; use .vtt, .srt, .jsonl or .txt",
-                file.display()
-            ))
-        })?;
-        let size = fs::metadata(file).map_err(|e| JournalError::io(file, e))?.len();
-        if size > MAX_IMPORT_BYTES {
-            return Err(JournalError::Invalid(format!(
-                "{}: the file is larger than 64 MiB",
-                file.display()
-            )));
-        }
-        let bytes = fs::read(file).map_err(|e| JournalError::io(file, e))?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            JournalError::Invalid(format!(
-                "{}: the file is not UTF-8 text (byte {})",
-                file.display(),
-                e.utf8_error().valid_up_to()
-            ))
-        })?;
-        let utterances = import::parse(format, &text)
-            .map_err(|e| JournalError::Invalid(format!("{}: {} {e}", file.display(), format.name())))?;
-        let lines: Vec<Line> = utterances
-            .into_iter()
-            .map(|u| Line {
-                time: options.start.saturating_add(u.offset_seconds),
-                speaker: u.speaker,
-                text: u.text,
-            })
-            .collect();
-        let last = lines.iter().map(|l| l.time).max().unwrap_or(options.start);
-        let head = SegmentHead {
-            day: options.day.to_string(),
-            start: day::format_time(options.start),
-            duration_seconds: last - options.start,
-            facets: facet_names.clone(),
-            title: file
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or("transcript")
-                .to_string(),
-            source: file.file_name().and_then(|s| s.to_str()).map(str::to_string),
-        };
-        rendered.push(Segment::render(&head, &lines));
-    }
+    // Read and parsed on a thread per core; the first file in the given order that fails is the
+    // one reported, and nothing has been written yet.
+    let rendered = crate::journal::parallel::map(files, |file| render_import(file, options, &facet_names))
+        .into_iter()
+        .collect::<Result<Vec<String>, JournalError>>()?;
     let dir = journal.root().join("transcripts").join(options.day.to_string());
     let stem = day::format_time(options.start).replace(':', "");
     // One batch: staged under hidden names, then published; a crash on the way is taken back by
     // the next open or sync, so the import is whole or absent even if the process is killed.
     let mut batch = Batch::begin(journal.root(), &dir).map_err(|e| JournalError::io(&dir, e))?;
-    for text in &rendered {
-        batch.stage(text.as_bytes()).map_err(|e| JournalError::io(&dir, e))?;
-    }
+    batch.stage(&rendered).map_err(|e| JournalError::io(&dir, e))?;
     let written = batch.publish(&stem).map_err(|e| JournalError::io(&dir, e))?;
     journal.sync().await?;
     Ok(written)
+}
+
+/// One transcript file read, checked and rendered as a segment.
+fn render_import(file: &Path, options: &ImportOptions, facet_names: &[String]) -> Result<String, JournalError> {
+    let format = Format::from_path(file).ok_or_else(|| {
+        JournalError::Invalid(format!(
+            "{}: unknown transcript format; use .vtt, .srt, .jsonl or .txt",
+            file.display()
+        ))
+    })?;
+    let size = fs::metadata(file).map_err(|e| JournalError::io(file, e))?.len();
+    if size > MAX_IMPORT_BYTES {
+        return Err(JournalError::Invalid(format!(
+            "{}: the file is larger than 64 MiB",
+            file.display()
+        )));
+    }
+    let bytes = fs::read(file).map_err(|e| JournalError::io(file, e))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        JournalError::Invalid(format!(
+            "{}: the file is not UTF-8 text (byte {})",
+            file.display(),
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
+    let utterances = import::parse(format, &text)
+        .map_err(|e| JournalError::Invalid(format!("{}: {} {e}", file.display(), format.name())))?;
+    let lines: Vec<Line> = utterances
+        .into_iter()
+        .map(|u| Line {
+            time: options.start.saturating_add(u.offset_seconds),
+            speaker: u.speaker,
+            text: u.text,
+        })
+        .collect();
+    let last = lines.iter().map(|l| l.time).max().unwrap_or(options.start);
+    let head = SegmentHead {
+        day: options.day.to_string(),
+        start: day::format_time(options.start),
+        duration_seconds: last - options.start,
+        facets: facet_names.to_vec(),
+        title: file
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("transcript")
+            .to_string(),
+        source: file.file_name().and_then(|s| s.to_str()).map(str::to_string),
+    };
+    Ok(Segment::render(&head, &lines))
 }
 
 /// Transcript segments, newest first, optionally on one day, within the scope.

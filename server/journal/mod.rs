@@ -21,6 +21,7 @@ pub mod import;
 pub mod index;
 pub mod memory;
 pub mod notes;
+pub mod parallel;
 pub mod signed;
 pub mod transcript;
 

@@ -265,6 +265,56 @@ fn content_commands_and_their_refusals() {
     );
 }
 
+/// A batch of hundreds of files is read on several threads and written together: the first bad file
+/// in the order given is the one named, nothing is written, and a good batch lands whole, in order.
+#[test]
+fn a_large_import_names_the_first_bad_file_and_lands_whole_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let inputs = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for n in 0..300 {
+        let file = inputs.path().join(format!("talk-{n:03}.txt"));
+        std::fs::write(&file, format!("[00:00:{:02}] Ada: talk number {n}\n", n % 60)).unwrap();
+        files.push(file.to_str().unwrap().to_string());
+    }
+    let broken = |n: usize| {
+        let file = inputs.path().join(format!("broken-{n:03}.txt"));
+        std::fs::write(&file, "[00:00:01] Ada: fine\n[00:99:00] Ada: no such minute\n").unwrap();
+        file.to_str().unwrap().to_string()
+    };
+    ok(dir, &["facet", "create", "work"]);
+    let before = snapshot(dir);
+    let mut bad = files.clone();
+    bad[150] = broken(150);
+    bad[299] = broken(299);
+    let mut args = vec!["import", "transcript", "--day", "2026-11-21"];
+    args.extend(bad.iter().map(String::as_str));
+    let error = fails(dir, &args);
+    assert!(
+        error.contains("broken-150.txt") && !error.contains("broken-299"),
+        "{error}"
+    );
+    assert_eq!(snapshot(dir), before, "nothing was written");
+
+    let mut args = vec!["import", "transcript", "--day", "2026-11-21", "--time", "08:00"];
+    args.extend(files.iter().map(String::as_str));
+    let out = ok(dir, &args);
+    assert_eq!(out.lines().filter(|l| l.starts_with("imported ")).count(), 300, "{out}");
+    let day = dir.join("transcripts/2026-11-21");
+    let names: Vec<String> = std::fs::read_dir(&day)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 300, "no hidden file is left: {names:?}");
+    for (n, name) in [(0, "080000.md"), (1, "080000-2.md"), (299, "080000-300.md")] {
+        let text = std::fs::read_to_string(day.join(name)).unwrap();
+        assert!(text.contains(&format!("talk number {n}\n")), "{name}: {text}");
+        assert!(text.contains(&format!("title: talk-{n:03}")), "{name}: {text}");
+    }
+    assert!(std::fs::read_dir(dir.join(".batches")).unwrap().next().is_none());
+}
+
 #[test]
 fn imports_are_all_or_nothing_and_name_the_bad_line() {
     let dir = tempfile::tempdir().unwrap();
