@@ -84,7 +84,10 @@ fn row(record: &Record, at: i64) -> serde_json::Value {
         hex,
         record.outcome.as_str(),
         record.detail.chars().take(500).collect::<String>(),
-        record.change.as_ref().map(|c| c.path.chars().take(1024).collect::<String>()),
+        record
+            .change
+            .as_ref()
+            .map(|c| c.path.chars().take(1024).collect::<String>()),
         record.change.as_ref().map(|c| c.write_mode.clone()),
     ])
 }

@@ -14,6 +14,7 @@ use tantivy::query::{AllQuery, BooleanQuery, ConstScoreQuery, Occur, Query, Quer
 use tantivy::schema::{FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TEXT, TantivyDocument, Value};
 use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Score, Term, doc};
 
+mod phrase;
 mod ranked;
 mod snippet;
 
@@ -291,9 +292,17 @@ impl SearchIndex {
             None => leader(searcher, &filters)?,
         };
         let docs = if lead == Lead::Text {
-            // The text leads and the filters are tested only on what could enter the top.
+            // The text leads and the filters are tested only on what could enter the top; so are
+            // its phrases, the words of which are what leads (see `phrase`).
+            let scored = match phrase::split(&*text_query) {
+                Some((words, phrases)) => {
+                    filters.extend(phrases);
+                    words
+                }
+                None => text_query.box_clone(),
+            };
             let top = FilteredTop::new(searcher, wanted, &filters, query.note_filter.clone())?;
-            let mut docs = searcher.search(&*text_query, &top)?;
+            let mut docs = searcher.search(&*scored, &top)?;
             docs.drain(..query.offset.min(docs.len()));
             docs
         } else {
@@ -452,12 +461,11 @@ fn leader(searcher: &tantivy::Searcher, filters: &[Filter]) -> tantivy::Result<L
     Ok(Lead::Text)
 }
 
-/// Whether a search of `text` is pruned to the few documents that can make the top: it has words, and
-/// no phrase (tantivy checks a phrase's positions in every document holding all its words). Any other
-/// search may read every document that passes its filters.
+/// Whether a search of `text` is pruned to the few documents that can make the top: it has words
+/// (a phrase is searched as its words, see `phrase`). A search of filters alone may read every
+/// document that passes them.
 pub fn is_pruned(text: &str) -> bool {
-    let words = sanitize(text);
-    !words.trim().is_empty() && !words.contains('"')
+    !sanitize(text).trim().is_empty()
 }
 
 /// Keeps words, quotes and `-` negation; drops the parser's field syntax so that `path:x` or
@@ -565,13 +573,13 @@ mod tests {
     }
 
     #[test]
-    fn only_searches_of_words_without_a_phrase_are_pruned() {
+    fn only_searches_with_words_are_pruned() {
         assert!(is_pruned("lease"));
         assert!(is_pruned("lease -flat"));
         assert!(is_pruned("title:lease"), "field syntax is searched as words");
         assert!(!is_pruned(""));
         assert!(!is_pruned("  :: !? "), "nothing left to search but the filters");
-        assert!(!is_pruned("\"the lease\""), "a phrase");
+        assert!(is_pruned("\"the lease\""), "a phrase is searched as its words");
     }
 
     /// Random documents and searches: letting the text lead (filters tested inside the pruning)
@@ -671,5 +679,69 @@ mod tests {
             compared += usize::from(!text.is_empty());
         }
         assert!(compared > 100, "most searches found something: {compared}");
+    }
+
+    /// A phrase searched as its words with the phrase as a filter finds exactly the documents that hold
+    /// the phrase, and of them the best by the words' score.
+    #[test]
+    fn a_phrase_finds_its_documents_ranked_by_its_words() {
+        use tantivy::collector::DocSetCollector;
+        let dir = tempfile::tempdir().unwrap();
+        let (index, _) = SearchIndex::open(dir.path()).unwrap();
+        let mut seed = 11u64;
+        let mut next = move |n: u64| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) % n
+        };
+        const WORDS: [&str; 5] = ["lease", "garden", "budget", "river", "coffee"];
+        for batch in 0..2 {
+            let writer = index.writer().unwrap();
+            for i in 0..600u64 {
+                let body: Vec<&str> = (0..2 + next(20)).map(|_| WORDS[next(5) as usize]).collect();
+                let path = format!("d{batch}-{i}");
+                let doc = IndexDoc {
+                    file: path.clone(),
+                    path,
+                    category: "transcripts",
+                    title: "t".into(),
+                    body: body.join(" "),
+                    ..IndexDoc::default()
+                };
+                index.put(&writer, &doc).unwrap();
+            }
+            index.commit(writer).unwrap();
+        }
+        let searcher = index.reader.searcher();
+        for _ in 0..60 {
+            let phrase: Vec<&str> = (0..2 + next(2)).map(|_| WORDS[next(5) as usize]).collect();
+            let extra = (next(2) == 0).then(|| WORDS[next(5) as usize]);
+            let text = format!("\"{}\" {}", phrase.join(" "), extra.unwrap_or(""));
+            let query = |limit: usize| SearchQuery {
+                text: text.clone(),
+                categories: vec!["transcripts".into(), "notes".into(), "entities".into(), "facets".into()],
+                limit,
+                ..SearchQuery::default()
+            };
+            let (text_query, all) = index.ranked(&searcher, &query(5000), Some(Lead::Text)).unwrap();
+            let holding = searcher.search(&*text_query, &DocSetCollector).unwrap();
+            let found: std::collections::HashSet<DocAddress> = all.iter().map(|(_, doc)| *doc).collect();
+            assert_eq!(found, holding, "{text}: exactly the documents with the phrase");
+            // The page of five: the five best scores among them, by the words alone.
+            let (words, _) = phrase::split(&*text_query).expect("a phrase to split");
+            let scored = searcher
+                .search(&*words, &TopDocs::with_limit(5000).order_by_score())
+                .unwrap();
+            let mut best: Vec<Score> = scored
+                .iter()
+                .filter(|(_, doc)| holding.contains(doc))
+                .map(|(score, _)| *score)
+                .collect();
+            best.truncate(5);
+            let (_, page) = index.ranked(&searcher, &query(5), Some(Lead::Text)).unwrap();
+            let page: Vec<Score> = page.iter().map(|(score, _)| *score).take(5).collect();
+            assert_eq!(page, best, "{text}");
+        }
     }
 }
