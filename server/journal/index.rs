@@ -106,6 +106,12 @@ struct Fields {
     note: Field,
 }
 
+/// The size of the stored documents' compressed blocks. Reading a hit's title and text for its
+/// snippet decompresses its whole block: at tantivy's default of 16 KB that was a fifth of a search's
+/// CPU; a block of 4 KB holds two or three transcript segments or notes (docs/performance.md). An
+/// index made with another size is rebuilt when it is opened, as for another schema.
+const STORE_BLOCK: usize = 4096;
+
 /// An open index and its reader.
 pub struct SearchIndex {
     index: Index,
@@ -120,11 +126,21 @@ impl SearchIndex {
         let schema = schema();
         crate::fsio::create_dir_all_durable(dir)?;
         let (index, fresh) = match Index::open_in_dir(dir) {
-            Ok(index) if index.schema() == schema => (index, false),
+            Ok(index) if index.schema() == schema && index.settings().docstore_blocksize == STORE_BLOCK => {
+                (index, false)
+            }
             Ok(_) | Err(tantivy::TantivyError::OpenDirectoryError(_)) | Err(_) => {
                 let _ = std::fs::remove_dir_all(dir);
                 crate::fsio::create_dir_all_durable(dir)?;
-                (Index::create_in_dir(dir, schema.clone())?, true)
+                let settings = tantivy::IndexSettings {
+                    docstore_blocksize: STORE_BLOCK,
+                    ..tantivy::IndexSettings::default()
+                };
+                let index = Index::builder()
+                    .schema(schema.clone())
+                    .settings(settings)
+                    .create_in_dir(dir)?;
+                (index, true)
             }
         };
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
@@ -570,6 +586,18 @@ mod tests {
         index.commit(writer).unwrap();
         assert!(index.search(&base).unwrap().0.is_empty());
         assert_eq!(index.len(), 2);
+    }
+
+    #[test]
+    fn an_index_with_other_store_blocks_is_made_again() {
+        let dir = tempfile::tempdir().unwrap();
+        Index::create_in_dir(dir.path(), schema()).unwrap();
+        let (index, fresh) = SearchIndex::open(dir.path()).unwrap();
+        assert!(fresh, "made again, so that the catalog adds every file");
+        assert_eq!(index.index.settings().docstore_blocksize, STORE_BLOCK);
+        drop(index);
+        let (_, fresh) = SearchIndex::open(dir.path()).unwrap();
+        assert!(!fresh, "kept once it has the layout");
     }
 
     #[test]
