@@ -83,6 +83,8 @@ pub struct LoadOptions {
     pub queries: Arc<Vec<String>>,
     /// The name of the search tool (another server's may differ); it takes a `query` argument.
     pub search_tool: String,
+    /// For a baseline in another process: the size of body to ask it for (`baseline::SIZE_HEADER`).
+    pub body_bytes: Option<usize>,
 }
 
 /// What a run measured.
@@ -163,6 +165,7 @@ struct Session {
     url: String,
     key: Option<String>,
     session: Option<String>,
+    body_bytes: Option<String>,
 }
 
 impl Session {
@@ -176,6 +179,7 @@ impl Session {
             url: options.url.clone(),
             key,
             session: None,
+            body_bytes: options.body_bytes.map(|n| n.to_string()),
         };
         if session.key.is_some() {
             let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -206,6 +210,9 @@ impl Session {
             .header("accept", "application/json, text/event-stream");
         if let Some(key) = &self.key {
             request = request.header("authorization", format!("Bearer {key}"));
+        }
+        if let Some(size) = &self.body_bytes {
+            request = request.header(super::baseline::SIZE_HEADER, size);
         }
         if let Some(session) = &self.session {
             request = request

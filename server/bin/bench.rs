@@ -14,8 +14,8 @@ use journal::bench::{self, LoadOptions, LoadReport, Op};
 #[command(name = "journal-bench", version)]
 struct Args {
     /// The MCP endpoint, e.g. http://127.0.0.1:7659/mcp.
-    #[arg(long)]
-    url: String,
+    #[arg(long, required_unless_present = "serve_baseline")]
+    url: Option<String>,
     /// A bearer key with read access to the journal; repeat it to spread the clients over several
     /// keys (a key holds at most 16 sessions).
     #[arg(
@@ -23,7 +23,7 @@ struct Args {
         env = "JOURNAL_KEY",
         hide_env_values = true,
         value_delimiter = ',',
-        required = true
+        required_unless_present = "serve_baseline"
     )]
     key: Vec<String>,
     /// Concurrent clients, each with its own session and connection.
@@ -55,6 +55,13 @@ struct Args {
     /// `query` argument.
     #[arg(long, default_value = "search")]
     search_tool: String,
+    /// Compare with a baseline already running at this URL (started with --serve-baseline, for
+    /// example pinned to the server's core with taskset) instead of one inside this process.
+    #[arg(long, value_name = "URL", conflicts_with = "no_baseline")]
+    baseline_url: Option<String>,
+    /// Only serve the baseline on this address (e.g. 127.0.0.1:17999) for --seconds, and measure nothing.
+    #[arg(long, value_name = "ADDR")]
+    serve_baseline: Option<std::net::SocketAddr>,
 }
 
 fn main() -> ExitCode {
@@ -97,6 +104,15 @@ fn parse_mix(text: &str) -> Result<Vec<(Op, u32)>, String> {
 }
 
 async fn run(args: Args) -> Result<(), String> {
+    if let Some(addr) = args.serve_baseline {
+        let addr = bench::baseline::start(addr, 64)
+            .await
+            .map_err(|e| format!("--serve-baseline {addr}: {e}"))?;
+        println!("baseline: axum on http://{addr}/mcp for {} s", args.seconds);
+        tokio::time::sleep(Duration::from_secs(args.seconds)).await;
+        return Ok(());
+    }
+    let url = args.url.clone().ok_or("--url is required")?;
     let mix = parse_mix(&args.mix)?;
     if args.clients == 0 || args.requests == 0 {
         return Err("--clients and --requests must be at least 1".into());
@@ -107,7 +123,7 @@ async fn run(args: Args) -> Result<(), String> {
     };
     let before = args.pid.map(cpu_seconds).transpose()?;
     let options = LoadOptions {
-        url: args.url.clone(),
+        url,
         keys: args.key.clone(),
         clients: args.clients,
         requests: args.requests,
@@ -116,6 +132,7 @@ async fn run(args: Args) -> Result<(), String> {
         seed: args.seed,
         queries: std::sync::Arc::new(queries),
         search_tool: args.search_tool.clone(),
+        body_bytes: None,
     };
     let mut report = bench::run(&options).await?;
     let cpu = match (args.pid, before) {
@@ -138,17 +155,24 @@ async fn run(args: Args) -> Result<(), String> {
         return Ok(());
     }
     let size = report.total().mean_bytes();
-    let addr = bench::baseline::start(size)
-        .await
-        .map_err(|e| format!("the baseline server could not start: {e}"))?;
+    let (url, where_) = match &args.baseline_url {
+        Some(url) => (url.clone(), "in its own process"),
+        None => {
+            let addr = bench::baseline::start(([127, 0, 0, 1], 0).into(), size)
+                .await
+                .map_err(|e| format!("the baseline server could not start: {e}"))?;
+            (format!("http://{addr}/mcp"), "in this process")
+        }
+    };
     let baseline_options = LoadOptions {
-        url: format!("http://{addr}/mcp"),
+        url,
         keys: Vec::new(),
         mix: vec![(Op::Plain, 1)],
+        body_bytes: Some(size),
         ..options
     };
     let mut baseline = bench::run(&baseline_options).await?;
-    println!("baseline: axum answering {size} bytes, same clients and requests");
+    println!("baseline: axum answering {size} bytes ({where_}), same clients and requests");
     print_report(&mut baseline);
     let (mut ours, mut theirs) = (report.total(), baseline.total());
     println!(
