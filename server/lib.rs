@@ -31,6 +31,7 @@
 //!
 //! docs/ARCHITECTURE.md has the module map and the path of a request.
 
+pub mod alloc;
 pub mod app;
 pub mod auth;
 pub mod bench;

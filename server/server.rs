@@ -330,6 +330,10 @@ pub(crate) fn spawn_upkeep(state: AppState, mut stop: watch::Receiver<bool>, ful
             if depth == Depth::Full {
                 next_full = tokio::time::Instant::now() + started.elapsed() * FULL_SYNC_SPACING;
             }
+            // A full sync (the first pass is one) builds maps of every file and frees them again.
+            if depth == Depth::Full || ticks == 1 {
+                crate::alloc::give_back();
+            }
             match refreshed {
                 Ok(report) if report.indexed + report.removed > 0 => {
                     tracing::info!(

@@ -78,6 +78,7 @@ pub fn main() -> ExitCode {
     };
     let verbose = matches!(cli.command, Command::Serve(_));
     init_tracing(verbose);
+    crate::alloc::configure();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
