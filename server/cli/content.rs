@@ -67,6 +67,15 @@ pub enum ImportCommand {
         #[arg(long)]
         facet: Vec<String>,
     },
+    /// Copy markdown files (.md) into the notes folder as notes, all or nothing; each keeps its name
+    /// (a taken name gets -2, -3, ...).
+    Note {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The folder in the notes folder to put them in, e.g. Inbox or Projects/2026 (default: its top).
+        #[arg(long, default_value = "")]
+        folder: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -157,12 +166,15 @@ pub async fn entity(dir: &Path, command: EntityCommand) -> anyhow::Result<()> {
 }
 
 pub async fn import(dir: &Path, command: ImportCommand) -> anyhow::Result<()> {
-    let ImportCommand::Transcript {
-        files,
-        day,
-        time,
-        facet,
-    } = command;
+    let (files, day, time, facet) = match command {
+        ImportCommand::Transcript {
+            files,
+            day,
+            time,
+            facet,
+        } => (files, day, time, facet),
+        ImportCommand::Note { files, folder } => return import_notes(dir, &files, &folder).await,
+    };
     let day = Day::parse(&day).map_err(|e| anyhow::anyhow!("--day: {e}"))?;
     let start = match time {
         Some(time) => day::parse_time(&time).map_err(|e| anyhow::anyhow!("--time: {e}"))?,
@@ -184,6 +196,15 @@ pub async fn import(dir: &Path, command: ImportCommand) -> anyhow::Result<()> {
             "imported {}",
             path.strip_prefix(journal.root()).unwrap_or(path).display()
         );
+    }
+    Ok(())
+}
+
+async fn import_notes(dir: &Path, files: &[std::path::PathBuf], folder: &str) -> anyhow::Result<()> {
+    let journal = open(dir).await?;
+    let written = crate::journal::notes::import::import_notes(&journal, files, folder).await?;
+    for path in &written {
+        println!("imported note {path}");
     }
     Ok(())
 }

@@ -37,9 +37,11 @@ pub struct Batch {
 impl Batch {
     /// Begins a batch of new files in `dir`, a folder under the journal's `root`.
     pub fn begin(root: &Path, dir: &Path) -> io::Result<Batch> {
+        // Relative to the journal's folder when inside it; a vault elsewhere is named whole (joining
+        // an absolute path to the root gives the path itself, so `recover` reads both alike).
         let relative = dir
             .strip_prefix(root)
-            .map_err(|_| io::Error::other("a batch writes inside the journal's folder"))?
+            .unwrap_or(dir)
             .to_str()
             .ok_or_else(|| io::Error::other("a batch's folder name must be UTF-8"))?
             .to_string();
@@ -89,13 +91,24 @@ impl Batch {
     /// Publishes every staged file as `<stem>.md`, or `<stem>-2.md`, `-3`, ... when the name is
     /// taken, in the order staged, and ends the batch. Answers the published paths. On failure the
     /// whole batch is taken back.
-    pub fn publish(mut self, stem: &str) -> io::Result<Vec<PathBuf>> {
+    pub fn publish(self, stem: &str) -> io::Result<Vec<PathBuf>> {
+        let stems = vec![stem.to_string(); self.staged.len()];
+        self.publish_each(&stems)
+    }
+
+    /// Publishes each staged file under its own stem (one for each, in the order staged), as `publish`.
+    pub fn publish_each(mut self, stems: &[String]) -> io::Result<Vec<PathBuf>> {
         let mut published = Vec::with_capacity(self.staged.len());
         let result = (|| {
-            // Names are taken in order, so each search starts after the last name this batch took.
-            let mut names = unique_names(stem);
-            for staged in &self.staged {
-                published.push(link_unique(staged, &self.dir, &mut names, stem)?);
+            if stems.len() != self.staged.len() {
+                return Err(io::Error::other("a batch needs one name for each of its files"));
+            }
+            // Names are taken in order, so each stem's search starts after the last name this batch
+            // took for it.
+            let mut next: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+            for (staged, stem) in self.staged.iter().zip(stems) {
+                let from = next.entry(stem.as_str()).or_insert(1);
+                published.push(link_unique(staged, &self.dir, stem, from)?);
             }
             let mut list = String::new();
             for path in &published {
@@ -256,22 +269,29 @@ fn remove_twins(_dir: &Path, _ids: &[(u64, u64)]) -> bool {
     true
 }
 
+/// How many names `unique_names` offers.
+const MAX_NAMES: u32 = 1_000_000;
+
 /// The names a new file `<stem>` may take, in order: `<stem>.md`, then `<stem>-2.md`, `-3`, ...
 pub fn unique_names(stem: &str) -> impl Iterator<Item = String> + '_ {
-    (1..1_000_000).map(move |n| {
-        if n == 1 {
-            format!("{stem}.md")
-        } else {
-            format!("{stem}-{n}.md")
-        }
-    })
+    (1..MAX_NAMES).map(move |n| numbered(stem, n))
 }
 
-/// Links `staged` as the first free name `names` still holds (see `unique_names`); never replaces a
-/// file.
-fn link_unique(staged: &Path, dir: &Path, names: &mut impl Iterator<Item = String>, stem: &str) -> io::Result<PathBuf> {
-    for name in names {
-        let path = dir.join(name);
+/// The `n`th name of `unique_names` (from 1).
+fn numbered(stem: &str, n: u32) -> String {
+    if n == 1 {
+        format!("{stem}.md")
+    } else {
+        format!("{stem}-{n}.md")
+    }
+}
+
+/// Links `staged` as the first free name of `unique_names(stem)` from the `next`th on (moved past
+/// the name taken); never replaces a file.
+fn link_unique(staged: &Path, dir: &Path, stem: &str, next: &mut u32) -> io::Result<PathBuf> {
+    while *next < MAX_NAMES {
+        let path = dir.join(numbered(stem, *next));
+        *next += 1;
         match fs::hard_link(staged, &path) {
             Ok(()) => return Ok(path),
             Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,

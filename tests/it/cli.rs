@@ -265,6 +265,85 @@ fn content_commands_and_their_refusals() {
     );
 }
 
+/// Every file under `dir`, hidden ones included, with its bytes.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        if path.is_dir() {
+            stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else if path.exists() {
+            let name = path.strip_prefix(dir).unwrap().display().to_string();
+            files.push((name, std::fs::read(&path).unwrap()));
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Markdown files imported as notes: all or nothing, each under its own name (a taken one gets -2),
+/// every refusal naming what to fix, and the notes served at once.
+#[test]
+fn notes_are_imported_whole_under_their_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let inputs = tempfile::tempdir().unwrap();
+    let input = |name: &str, text: &str| {
+        let path = inputs.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let idea = input("Idea.md", "# An idea\n\nplant the #garden early\n");
+    let plan = input("Plan.md", "---\nstatus: active\n---\n# Plan\n");
+    let again = input("sub/Idea.md", "# Another idea\n");
+    let broken = input("broken.md", "---\nstatus: [unclosed\n---\nbody\n");
+    let text = input("readme.txt", "not a note");
+    ok(dir, &["facet", "create", "work"]);
+    let notes = dir.join("notes");
+    let before = tree(&notes);
+    let refusals = [
+        (vec![idea.as_str(), broken.as_str(), "--folder", "Inbox"], "broken.md"),
+        (vec![idea.as_str(), text.as_str()], "readme.txt: not a markdown note"),
+        (vec![idea.as_str(), "--folder", "../outside"], "--folder"),
+        (vec![idea.as_str(), "--folder", "Inbox/.hidden"], "--folder"),
+    ];
+    for (args, says) in refusals {
+        let mut all = vec!["import", "note"];
+        all.extend(args);
+        let error = fails(dir, &all);
+        assert!(error.contains(says), "{all:?}: {error}");
+    }
+    assert_eq!(tree(&notes), before, "refusals change nothing");
+
+    let out = ok(dir, &["import", "note", &idea, &plan, &again, "--folder", "Inbox"]);
+    for line in [
+        "imported note Inbox/Idea.md",
+        "imported note Inbox/Plan.md",
+        "imported note Inbox/Idea-2.md",
+    ] {
+        assert!(out.contains(line), "{out}");
+    }
+    let inbox = tree(&notes.join("Inbox"));
+    let names: Vec<&str> = inbox.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, ["Idea-2.md", "Idea.md", "Plan.md"], "nothing hidden is left");
+    assert_eq!(inbox[0].1, b"# Another idea\n");
+    assert_eq!(inbox[2].1, b"---\nstatus: active\n---\n# Plan\n");
+    assert!(ok(dir, &["import", "note", &idea]).contains("imported note Idea.md"));
+    let status = ok(dir, &["notes", "status"]);
+    let count = |text: &str| {
+        text.lines()
+            .nth(1)
+            .and_then(|l| l.split(' ').next())
+            .map(|n| n.to_string())
+    };
+    let before_count = before
+        .iter()
+        .filter(|(name, _)| name.ends_with(".md") && !name.starts_with('.'))
+        .count();
+    assert_eq!(count(&status), Some((before_count + 4).to_string()), "{status}");
+}
+
 /// A batch of hundreds of files is read on several threads and written together: the first bad file
 /// in the order given is the one named, nothing is written, and a good batch lands whole, in order.
 #[test]

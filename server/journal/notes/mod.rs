@@ -16,6 +16,7 @@ pub mod edit;
 pub mod filters;
 mod flat;
 pub mod history;
+pub mod import;
 pub mod links;
 pub mod markdown;
 pub mod moves;
