@@ -610,19 +610,23 @@ mod tests {
         assert!(is_pruned("\"the lease\""), "a phrase is searched as its words");
     }
 
+    /// A repeatable stream of numbers below `n` (a linear congruential generator).
+    fn numbers(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |n: u64| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) % n
+        }
+    }
+
     /// Random documents and searches: letting the text lead (filters tested inside the pruning)
     /// finds the same page as the conjunction of text and filters.
     #[test]
     fn both_leads_find_the_same_page() {
         let dir = tempfile::tempdir().unwrap();
         let (index, _) = SearchIndex::open(dir.path()).unwrap();
-        let mut seed = 7u64;
-        let mut next = move |n: u64| {
-            seed = seed
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (seed >> 33) % n
-        };
+        let mut next = numbers(7);
         const WORDS: [&str; 8] = [
             "lease", "garden", "budget", "river", "coffee", "report", "train", "kitchen",
         ];
@@ -716,13 +720,7 @@ mod tests {
         use tantivy::collector::DocSetCollector;
         let dir = tempfile::tempdir().unwrap();
         let (index, _) = SearchIndex::open(dir.path()).unwrap();
-        let mut seed = 11u64;
-        let mut next = move |n: u64| {
-            seed = seed
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (seed >> 33) % n
-        };
+        let mut next = numbers(11);
         const WORDS: [&str; 5] = ["lease", "garden", "budget", "river", "coffee"];
         for batch in 0..2 {
             let writer = index.writer().unwrap();

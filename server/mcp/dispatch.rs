@@ -44,7 +44,8 @@ pub async fn request(
     params: Map<String, Value>,
 ) -> Encoded {
     let reply = match method {
-        "ping" => jsonrpc::result(id, json!({})),
+        // Written as text: the one reply every keep-alive sends, with nothing to build.
+        "ping" => return Encoded::result_text(&id, "{}"),
         "tools/list" => return tools_list(state, caller, id, &params),
         "tools/call" => return tools_call(state, caller, id, params).await,
         "initialize" => jsonrpc::error(

@@ -35,18 +35,28 @@ pub(crate) fn fails(dir: &Path, args: &[&str]) -> String {
 
 /// Every file under the journal's content folders, with its contents.
 fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = ["facets", "entities", "transcripts", "memory"]
+        .into_iter()
+        .flat_map(|top| {
+            tree(&dir.join(top))
+                .into_iter()
+                .map(move |(name, bytes)| (format!("{top}/{name}"), bytes))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Every file under `dir`, hidden ones included, with its bytes.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut files = Vec::new();
-    for top in ["facets", "entities", "transcripts", "memory"] {
-        let mut stack = vec![dir.join(top)];
-        while let Some(path) = stack.pop() {
-            if path.is_dir() {
-                stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
-            } else if path.exists() {
-                files.push((
-                    path.strip_prefix(dir).unwrap().display().to_string(),
-                    std::fs::read(&path).unwrap(),
-                ));
-            }
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        if path.is_dir() {
+            stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else if path.exists() {
+            let name = path.strip_prefix(dir).unwrap().display().to_string();
+            files.push((name, std::fs::read(&path).unwrap()));
         }
     }
     files.sort();
@@ -263,22 +273,6 @@ fn content_commands_and_their_refusals() {
         entity.contains("Analyst") && entity.contains("type: person"),
         "{entity}"
     );
-}
-
-/// Every file under `dir`, hidden ones included, with its bytes.
-fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(path) = stack.pop() {
-        if path.is_dir() {
-            stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
-        } else if path.exists() {
-            let name = path.strip_prefix(dir).unwrap().display().to_string();
-            files.push((name, std::fs::read(&path).unwrap()));
-        }
-    }
-    files.sort();
-    files
 }
 
 /// Markdown files imported as notes: all or nothing, each under its own name (a taken one gets -2),
