@@ -35,7 +35,8 @@ pub struct Batch {
 }
 
 impl Batch {
-    /// Begins a batch of new files in `dir`, a folder under the journal's `root`.
+    /// Begins a batch of new files in `dir`: a folder under the journal's `root`, or the notes vault
+    /// wherever it is (its marker is kept under `root` either way).
     pub fn begin(root: &Path, dir: &Path) -> io::Result<Batch> {
         // Relative to the journal's folder when inside it; a vault elsewhere is named whole (joining
         // an absolute path to the root gives the path itself, so `recover` reads both alike).

@@ -293,12 +293,14 @@ fn notes_are_imported_whole_under_their_names() {
     let again = input("sub/Idea.md", "# Another idea\n");
     let broken = input("broken.md", "---\nstatus: [unclosed\n---\nbody\n");
     let text = input("readme.txt", "not a note");
+    let hidden = input(".hidden.md", "# Hidden\n");
     ok(dir, &["facet", "create", "work"]);
     let notes = dir.join("notes");
     let before = tree(&notes);
     let refusals = [
         (vec![idea.as_str(), broken.as_str(), "--folder", "Inbox"], "broken.md"),
         (vec![idea.as_str(), text.as_str()], "readme.txt: not a markdown note"),
+        (vec![hidden.as_str()], "may not start with a dot"),
         (vec![idea.as_str(), "--folder", "../outside"], "--folder"),
         (vec![idea.as_str(), "--folder", "Inbox/.hidden"], "--folder"),
     ];
@@ -336,6 +338,15 @@ fn notes_are_imported_whole_under_their_names() {
         .filter(|(name, _)| name.ends_with(".md") && !name.starts_with('.'))
         .count();
     assert_eq!(count(&status), Some((before_count + 4).to_string()), "{status}");
+
+    // A vault outside the journal's folder takes a batch the same way.
+    let vault = tempfile::tempdir().unwrap();
+    ok(dir, &["notes", "use", vault.path().to_str().unwrap()]);
+    assert!(ok(dir, &["import", "note", &plan, "--folder", "Inbox"]).contains("imported note Inbox/Plan.md"));
+    let names: Vec<String> = tree(vault.path()).into_iter().map(|(name, _)| name).collect();
+    assert!(names.contains(&"Inbox/Plan.md".to_string()), "{names:?}");
+    assert!(!names.iter().any(|name| name.contains(".batch-")), "{names:?}");
+    assert!(std::fs::read_dir(dir.join(".batches")).unwrap().next().is_none());
 }
 
 /// A batch of hundreds of files is read on several threads and written together: the first bad file

@@ -41,6 +41,21 @@ async fn agent(server: &TestServer, label: &str, categories: &[&str], mode: Writ
 
 const ALL: [&str; 5] = ["transcripts", "entities", "facets", "notes", "graph"];
 
+/// The agent connects Inbox.md to Ada Okafor as `mentions` and writes its note on it; answers the id.
+async fn inbox_mentions_ada(client: &Client, note: &str) -> String {
+    let made = client
+        .ok(
+            "connect",
+            json!({"from": "Inbox.md", "to": "Ada Okafor", "type": "mentions"}),
+        )
+        .await;
+    let id = made["connection"]["id"].as_str().unwrap().to_string();
+    client
+        .ok("write_connection_note", json!({"id": id, "text": note}))
+        .await;
+    id
+}
+
 fn graph_file(server: &TestServer) -> String {
     std::fs::read_to_string(store::path(server.root())).unwrap_or_default()
 }
@@ -503,19 +518,7 @@ async fn the_owner_overrides_anything_from_the_command_line() {
     use crate::cli::{fails, ok};
     let server = TestServer::start().await;
     let (client, _) = agent(&server, "Claude", &ALL, WriteMode::Force).await;
-    let made = client
-        .ok(
-            "connect",
-            json!({"from": "Inbox.md", "to": "Ada Okafor", "type": "mentions"}),
-        )
-        .await;
-    let id = made["connection"]["id"].as_str().unwrap().to_string();
-    client
-        .ok(
-            "write_connection_note",
-            json!({"id": id, "text": "Named in the inbox."}),
-        )
-        .await;
+    let id = inbox_mentions_ada(&client, "Named in the inbox.").await;
     let dir = server.root().to_path_buf();
 
     let retyped = ok(&dir, &["graph", "set-type", &id, "about"]);
@@ -575,19 +578,7 @@ async fn the_owner_app_shows_an_items_neighbourhood_and_overrides_anything() {
     use hyper::StatusCode;
     let server = TestServer::start().await;
     let (client, _) = agent(&server, "Claude", &ALL, WriteMode::Force).await;
-    let made = client
-        .ok(
-            "connect",
-            json!({"from": "Inbox.md", "to": "Ada Okafor", "type": "mentions"}),
-        )
-        .await;
-    let id = made["connection"]["id"].as_str().unwrap().to_string();
-    client
-        .ok(
-            "write_connection_note",
-            json!({"id": id, "text": "Ada <b>asked</b> about it."}),
-        )
-        .await;
+    let id = inbox_mentions_ada(&client, "Ada <b>asked</b> about it.").await;
     let owner = owner_of(&server).await;
 
     let latest = text(&get(&server, "/app/graph", Some(&owner.secret)).await);

@@ -141,8 +141,8 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     let journal = context.journal.clone();
     // A pruned search reads the few documents that can make the top, so it runs here: handing a few
     // hundred microseconds to the blocking pool costs two thread switches, a tenth of the search.
-    // Any other (filters alone, a phrase, frontmatter conditions that need a scan of the notes or
-    // something built first) may take milliseconds, and runs on the blocking pool.
+    // Any other (filters alone, frontmatter conditions that need a scan of the notes or something
+    // built first) may take milliseconds, and runs on the blocking pool.
     let bounded = crate::journal::index::is_pruned(&filters.text)
         && (conditions.is_empty() || notes::ops::passing_is_quick(&set, &reader, &conditions));
     let mut work = move || {
