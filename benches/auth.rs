@@ -41,7 +41,7 @@ fn authentication(c: &mut Criterion) {
         .expect("the database answers")
         .expect("the key is valid");
     let digest = keys::digest(&key);
-    cache.put("local", &digest, epoch, &connection, None);
+    cache.put("local", &digest, epoch, &std::sync::Arc::new(connection), None);
 
     c.bench_function("key digest", |b| b.iter(|| keys::digest(black_box(&key))));
     c.bench_function("access epoch read", |b| b.iter(|| cache.epoch()));

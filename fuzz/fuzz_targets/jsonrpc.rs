@@ -7,7 +7,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) {
-        if let Ok(Message::Request { id, .. }) = jsonrpc::classify(&value) {
+        if let Ok(Message::Request { id, .. }) = jsonrpc::classify(value) {
             assert!(id.is_string() || id.is_number());
         }
     }

@@ -12,7 +12,7 @@
 //! it is bounded all the same, and emptied when full.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::Connection;
 use super::epoch::EpochWatch;
@@ -42,14 +42,17 @@ struct State {
 }
 
 struct Entry {
-    connection: Connection,
+    /// Shared with the requests that found it, so a hit copies no strings.
+    connection: Arc<Connection>,
+    /// When the connection's use was last noted (kept here: the shared connection is not changed).
+    last_used_at: Option<i64>,
     /// Unix seconds from which the credential is no longer valid (None: never, as for keys).
     valid_until: Option<i64>,
 }
 
 /// A credential found in the cache.
 pub struct Hit {
-    pub connection: Connection,
+    pub connection: Arc<Connection>,
     /// True when `last_used_at` is due to be written (the cache has already noted the new time).
     pub note_use: bool,
 }
@@ -89,9 +92,9 @@ impl CredentialCache {
             state.entries.remove(&key);
             return None;
         }
-        let note_use = is_use_due(entry.connection.last_used_at, now);
+        let note_use = is_use_due(entry.last_used_at, now);
         if note_use {
-            entry.connection.last_used_at = Some(now);
+            entry.last_used_at = Some(now);
         }
         Some(Hit {
             connection: entry.connection.clone(),
@@ -105,7 +108,7 @@ impl CredentialCache {
         route: &'static str,
         digest: &[u8; 32],
         epoch: u64,
-        connection: &Connection,
+        connection: &Arc<Connection>,
         valid_until: Option<i64>,
     ) {
         let mut state = self.lock();
@@ -120,6 +123,7 @@ impl CredentialCache {
         state.entries.insert(
             (route, *digest),
             Entry {
+                last_used_at: connection.last_used_at,
                 connection: connection.clone(),
                 valid_until,
             },
@@ -166,15 +170,15 @@ mod tests {
     use super::*;
     use crate::auth::Grant;
 
-    fn connection(id: &str, last_used_at: Option<i64>) -> Connection {
-        Connection {
+    fn connection(id: &str, last_used_at: Option<i64>) -> Arc<Connection> {
+        Arc::new(Connection {
             id: id.into(),
             kind: "key".into(),
             label: id.into(),
             created_at: 0,
             last_used_at,
             grant: Grant::empty(),
-        }
+        })
     }
 
     async fn cache() -> (tempfile::TempDir, Pool, CredentialCache) {

@@ -7,6 +7,8 @@
 //! is kept under the access epoch read before asking it, so a change committed meanwhile is never
 //! cached.
 
+use std::sync::Arc;
+
 use sqlx::Row;
 use subtle::ConstantTimeEq;
 
@@ -31,7 +33,7 @@ pub async fn check(
     db: &Pool,
     at: Presented,
     token: &str,
-) -> Result<Option<Connection>, AuthError> {
+) -> Result<Option<Arc<Connection>>, AuthError> {
     let is_access_token = token.starts_with(ACCESS_PREFIX);
     if !is_access_token && !at.accepts_keys {
         return Ok(None);
@@ -55,6 +57,7 @@ pub async fn check(
             .map(|connection| (connection, None))
     };
     Ok(verified.map(|(connection, valid_until)| {
+        let connection = Arc::new(connection);
         cache.put(at.route, &digest, epoch, &connection, valid_until);
         connection
     }))

@@ -3,6 +3,8 @@
 //! Every `tools/call` is checked against the grant as it is now (not as it was when the session
 //! began), audited, and only then answered.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 
 use super::jsonrpc::{self, Encoded, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND};
@@ -15,7 +17,7 @@ use crate::auth::audit::{self, Outcome};
 
 /// Who is asking, in which session.
 pub struct Caller {
-    pub connection: Connection,
+    pub connection: Arc<Connection>,
     pub session_id: String,
     pub version: Version,
     /// The grant generation whose tool list the client last saw.

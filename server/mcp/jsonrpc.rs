@@ -27,35 +27,36 @@ pub enum Message {
 }
 
 /// Classifies one JSON value, or says why it is not a valid MCP message (with the id, when one
-/// could be read, so the error can name it).
-pub fn classify(value: &Value) -> Result<Message, (Value, String)> {
-    let Some(object) = value.as_object() else {
+/// could be read, so the error can name it). Takes the value, so that the method and parameters
+/// move out of it rather than being copied.
+pub fn classify(value: Value) -> Result<Message, (Value, String)> {
+    let Value::Object(mut object) = value else {
         return Err((Value::Null, "a JSON-RPC message must be a JSON object".into()));
     };
-    let id = object.get("id").cloned();
-    let reply_id = id
-        .clone()
-        .filter(|v| v.is_string() || v.is_number())
-        .unwrap_or(Value::Null);
+    let id = object.remove("id");
+    let reply_id = || match &id {
+        Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+        _ => Value::Null,
+    };
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err((reply_id, "\"jsonrpc\" must be \"2.0\"".into()));
+        return Err((reply_id(), "\"jsonrpc\" must be \"2.0\"".into()));
     }
     if object.contains_key("result") || object.contains_key("error") {
         if object.contains_key("method") {
-            return Err((reply_id, "a message cannot be both a request and a response".into()));
+            return Err((reply_id(), "a message cannot be both a request and a response".into()));
         }
         return Ok(Message::Response);
     }
-    let method = match object.get("method") {
-        Some(Value::String(method)) => method.clone(),
-        Some(_) => return Err((reply_id, "\"method\" must be a string".into())),
-        None => return Err((reply_id, "a request needs a \"method\"".into())),
+    let method = match object.remove("method") {
+        Some(Value::String(method)) => method,
+        Some(_) => return Err((reply_id(), "\"method\" must be a string".into())),
+        None => return Err((reply_id(), "a request needs a \"method\"".into())),
     };
-    let params = match object.get("params") {
+    let params = match object.remove("params") {
         // Absent or null: no parameters (null is not strictly allowed, but harmless to accept).
         None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(params)) => params.clone(),
-        Some(_) => return Err((reply_id, "\"params\" must be an object".into())),
+        Some(Value::Object(params)) => params,
+        Some(_) => return Err((reply_id(), "\"params\" must be an object".into())),
     };
     match id {
         None => Ok(Message::Notification { method }),
@@ -128,16 +129,16 @@ mod tests {
     #[test]
     fn classifies_messages() {
         let request = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
-        assert!(matches!(classify(&request), Ok(Message::Request { method, .. }) if method == "ping"));
+        assert!(matches!(classify(request), Ok(Message::Request { method, .. }) if method == "ping"));
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         assert_eq!(
-            classify(&note),
+            classify(note),
             Ok(Message::Notification {
                 method: "notifications/initialized".into()
             })
         );
         assert_eq!(
-            classify(&json!({"jsonrpc": "2.0", "id": 1, "result": {}})),
+            classify(json!({"jsonrpc": "2.0", "id": 1, "result": {}})),
             Ok(Message::Response)
         );
     }
@@ -157,7 +158,7 @@ mod tests {
             (json!({"jsonrpc": "2.0", "id": 1, "method": "x", "result": 1}), json!(1)),
         ];
         for (message, id) in cases {
-            let (got, _why) = classify(&message).unwrap_err();
+            let (got, _why) = classify(message.clone()).unwrap_err();
             assert_eq!(got, id, "{message}");
         }
     }

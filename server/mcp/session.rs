@@ -54,6 +54,15 @@ pub struct Session {
     pub listed_generation: i64,
 }
 
+/// What a request needs of the session it resumes (a copy, so the store's lock is held briefly and
+/// nothing is allocated).
+#[derive(Debug, Clone, Copy)]
+pub struct Resumed {
+    pub version: Version,
+    /// The grant generation the client last saw the tool list for.
+    pub listed_generation: i64,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SessionError {
     #[error("the server could not make a session id (no secure random source); try again")]
@@ -142,7 +151,7 @@ impl Sessions {
 
     /// The session `id` if it is open and belongs to `connection_id`; marks it used. Another
     /// credential's session answers exactly like a missing one.
-    pub fn touch(&self, id: &str, connection_id: &str) -> Result<Session, SessionError> {
+    pub fn touch(&self, id: &str, connection_id: &str) -> Result<Resumed, SessionError> {
         let now = Instant::now();
         let mut open = self.lock();
         let Some(session) = open.get_mut(id) else {
@@ -157,7 +166,10 @@ impl Sessions {
         }
         session.last_seen = now;
         session.last_use = self.tick();
-        Ok(session.clone())
+        Ok(Resumed {
+            version: session.version,
+            listed_generation: session.listed_generation,
+        })
     }
 
     /// Records that the client has seen the tool list of `generation`.

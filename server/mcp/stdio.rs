@@ -6,6 +6,8 @@
 //! the framing differs. Nothing but answers is written to standard output: logs go to standard
 //! error.
 
+use std::sync::Arc;
+
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 
 use serde_json::Value;
@@ -122,7 +124,7 @@ impl Server<'_> {
                 "send one message a line: batches are not taken over stdio",
             )));
         }
-        let (id, method, params) = match jsonrpc::classify(&value) {
+        let (id, method, params) = match jsonrpc::classify(value) {
             Err((id, why)) => return Some(Reply::go_on(jsonrpc::error(id, INVALID_REQUEST, why))),
             Ok(Message::Notification { .. } | Message::Response) => return None,
             Ok(Message::Request { id, method, params }) => (id, method, params),
@@ -172,7 +174,7 @@ impl Server<'_> {
             Err(message) => return Some(Reply::go_on(jsonrpc::error(id, INTERNAL_ERROR, message))),
         };
         let caller = Caller {
-            connection,
+            connection: Arc::new(connection),
             session_id: self.session.as_ref().map(|(id, _)| id.clone()).unwrap_or_default(),
             version: session.version,
             listed_generation: session.listed_generation,

@@ -11,11 +11,12 @@
 #![allow(clippy::result_large_err)]
 
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use axum::Extension;
 use axum::body::{Body, Bytes};
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
@@ -43,24 +44,27 @@ const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 
 /// POST /mcp: one message or (in a 2025-03-26 session) a batch.
+///
+/// Takes the whole request rather than a `HeaderMap` extractor, which would copy every header.
 pub async fn post(
     State(state): State<AppState>,
     Extension(route): Extension<Arc<Route>>,
-    headers: HeaderMap,
-    body: Body,
+    request: Request,
 ) -> Response {
-    let connection = match authenticate(&state, &route, &headers).await {
+    let (parts, body) = request.into_parts();
+    let headers = &parts.headers;
+    let connection = match authenticate(&state, &route, headers).await {
         Ok(connection) => connection,
         Err(response) => return response,
     };
-    if !is_json(&headers) {
+    if !is_json(headers) {
         return http_error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             INVALID_REQUEST,
             "Content-Type must be application/json",
         );
     }
-    let bytes = match read_body(&headers, body).await {
+    let bytes = match read_body(headers, body).await {
         Ok(bytes) => bytes,
         Err(response) => return response,
     };
@@ -74,27 +78,33 @@ pub async fn post(
             );
         }
     };
-    if let Some(Ok(Message::Request { id, method, params })) = (!value.is_array()).then(|| jsonrpc::classify(&value))
+    let single = match value {
+        Value::Array(items) => {
+            return match resume(&state, headers, connection) {
+                Ok(caller) => batch(&state, &caller, items).await,
+                Err(response) => response,
+            };
+        }
+        single => jsonrpc::classify(single),
+    };
+    if let Ok(Message::Request { id, method, params }) = &single
         && method == "initialize"
     {
-        return initialize(&state, &connection, id, &params);
+        return initialize(&state, &connection, id.clone(), params);
     }
-    let caller = match resume(&state, &headers, connection) {
+    let caller = match resume(&state, headers, connection) {
         Ok(caller) => caller,
         Err(response) => return response,
     };
-    match value {
-        Value::Array(items) => batch(&state, &caller, items).await,
-        single => match jsonrpc::classify(&single) {
-            Err((id, why)) => json_response(StatusCode::BAD_REQUEST, jsonrpc::error(id, INVALID_REQUEST, why)),
-            Ok(Message::Notification { .. } | Message::Response) => StatusCode::ACCEPTED.into_response(),
-            Ok(Message::Request { id, method, params }) => text_response(
-                StatusCode::OK,
-                dispatch::request(&state, &caller, id, &method, params)
-                    .await
-                    .into_string(),
-            ),
-        },
+    match single {
+        Err((id, why)) => json_response(StatusCode::BAD_REQUEST, jsonrpc::error(id, INVALID_REQUEST, why)),
+        Ok(Message::Notification { .. } | Message::Response) => StatusCode::ACCEPTED.into_response(),
+        Ok(Message::Request { id, method, params }) => text_response(
+            StatusCode::OK,
+            dispatch::request(&state, &caller, id, &method, params)
+                .await
+                .into_string(),
+        ),
     }
 }
 
@@ -183,7 +193,7 @@ fn log_eviction(evicted: &Evicted, opener: &Connection) {
 }
 
 /// Finds the caller's session and checks the protocol version header against it.
-fn resume(state: &AppState, headers: &HeaderMap, connection: Connection) -> Result<Caller, Response> {
+fn resume(state: &AppState, headers: &HeaderMap, connection: Arc<Connection>) -> Result<Caller, Response> {
     let Some(id) = session_header(headers) else {
         return Err(http_error(
             StatusCode::BAD_REQUEST,
@@ -249,7 +259,7 @@ async fn batch(state: &AppState, caller: &Caller, items: Vec<Value>) -> Response
     let mut replies = Vec::new();
     let mut reply_bytes = 0;
     for item in items {
-        match jsonrpc::classify(&item) {
+        match jsonrpc::classify(item) {
             Err((id, why)) => replies.push(Encoded::value(&jsonrpc::error(id, INVALID_REQUEST, why))),
             Ok(Message::Notification { .. } | Message::Response) => {}
             Ok(Message::Request { id, .. }) if reply_bytes >= MAX_BATCH_REPLY_BYTES => {
@@ -276,7 +286,7 @@ async fn batch(state: &AppState, caller: &Caller, items: Vec<Value>) -> Response
 }
 
 /// The connection behind the bearer credential, or a 401 that tells the client where to sign in.
-async fn authenticate(state: &AppState, route: &Route, headers: &HeaderMap) -> Result<Connection, Response> {
+async fn authenticate(state: &AppState, route: &Route, headers: &HeaderMap) -> Result<Arc<Connection>, Response> {
     let bearer = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -350,7 +360,16 @@ async fn read_body(headers: &HeaderMap, body: Body) -> Result<Bytes, Response> {
     if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
         return Err(too_large());
     }
-    match tokio::time::timeout(BODY_DEADLINE, axum::body::to_bytes(body, MAX_BODY_BYTES)).await {
+    let collect = axum::body::to_bytes(body, MAX_BODY_BYTES);
+    let mut collect = std::pin::pin!(collect);
+    // A small request's body usually arrives with its head: then no timer is armed for it (arming
+    // and clearing one was a hundredth of a `ping`).
+    let first = std::future::poll_fn(|cx| Poll::Ready(collect.as_mut().poll(cx))).await;
+    let collected = match first {
+        Poll::Ready(collected) => Ok(collected),
+        Poll::Pending => tokio::time::timeout(BODY_DEADLINE, collect).await,
+    };
+    match collected {
         Err(_) => Err(http_error(
             StatusCode::REQUEST_TIMEOUT,
             INVALID_REQUEST,

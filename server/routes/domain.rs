@@ -12,41 +12,42 @@
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, header};
-use axum::middleware::{self, Next};
 use axum::response::Response;
 
+use super::layers::Guard;
 use super::{Route, endpoints, forbidden};
 use crate::app::AppState;
 
 /// The router of the own-domain route.
 pub fn router(state: AppState, route: Route) -> Router {
-    endpoints(route.clone(), Router::new())
-        .layer(middleware::from_fn_with_state(Arc::new(route), guard))
+    let guarded = Arc::new(route.clone());
+    endpoints(route, Router::new())
+        .layer(Guard(move |request: &Request| guard(request, &guarded)))
         .with_state(state)
 }
 
-async fn guard(State(route): State<Arc<Route>>, request: Request, next: Next) -> Response {
+fn guard(request: &Request, route: &Route) -> Option<Response> {
     if let Some(refusal) = super::repeated_host(request.headers()) {
-        return refusal;
+        return Some(refusal);
     }
-    if !host_allowed(request.headers(), &route) {
-        return forbidden(
+    if !host_allowed(request.headers(), route) {
+        return Some(forbidden(
             "host_not_allowed",
             "this address only answers requests for its own hostname",
-        );
+        ));
     }
     if request.method() == axum::http::Method::POST
         && request.uri().path() == "/authorize"
-        && !own_origin_or_none(request.headers(), &route)
+        && !own_origin_or_none(request.headers(), route)
     {
-        return forbidden(
+        return Some(forbidden(
             "cross_origin_blocked",
             "the consent form is answered from its own page only",
-        );
+        ));
     }
-    next.run(request).await
+    None
 }
 
 /// No Origin, or this route's own.

@@ -12,30 +12,30 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, header};
-use axum::middleware::{self, Next};
 use axum::response::Response;
 
+use super::layers::Guard;
 use super::{Route, endpoints, forbidden, local};
 use crate::app::AppState;
 
 /// The router of the LAN route as served at `address`.
 pub fn router(state: AppState, address: SocketAddr) -> Router {
     let route = Route::lan(address);
-    endpoints(route.clone(), Router::new())
-        .layer(middleware::from_fn_with_state(Arc::new(route), guard))
+    let guarded = Arc::new(route.clone());
+    endpoints(route, Router::new())
+        .layer(Guard(move |request: &Request| guard(request, &guarded)))
         .with_state(state)
 }
 
-async fn guard(State(route): State<Arc<Route>>, request: Request, next: Next) -> Response {
+fn guard(request: &Request, route: &Route) -> Option<Response> {
     if let Some(refusal) = super::repeated_host(request.headers()) {
-        return refusal;
+        return Some(refusal);
     }
-    match check(request.headers(), &route) {
-        Ok(()) => next.run(request).await,
-        Err((error, description)) => forbidden(error, description),
-    }
+    check(request.headers(), route)
+        .err()
+        .map(|(error, description)| forbidden(error, description))
 }
 
 /// Checks Host and Origin; answers the refusal code and a description.

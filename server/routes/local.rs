@@ -7,11 +7,11 @@
 use std::net::SocketAddr;
 
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, header};
-use axum::middleware::{self, Next};
 use axum::response::Response;
 
+use super::layers::Guard;
 use super::{Route, endpoints, forbidden};
 use crate::app::AppState;
 
@@ -20,18 +20,17 @@ use crate::app::AppState;
 pub fn router(state: AppState, address: SocketAddr) -> Router {
     let port = address.port();
     endpoints(Route::local(address), crate::web::router())
-        .layer(middleware::from_fn_with_state(port, guard))
+        .layer(Guard(move |request: &Request| guard(request, port)))
         .with_state(state)
 }
 
-async fn guard(State(port): State<u16>, request: Request, next: Next) -> Response {
+fn guard(request: &Request, port: u16) -> Option<Response> {
     if let Some(refusal) = super::repeated_host(request.headers()) {
-        return refusal;
+        return Some(refusal);
     }
-    match check(request.headers(), port) {
-        Ok(()) => next.run(request).await,
-        Err((error, description)) => forbidden(error, description),
-    }
+    check(request.headers(), port)
+        .err()
+        .map(|(error, description)| forbidden(error, description))
 }
 
 /// Checks Host and Origin; answers the refusal code and a description.
@@ -61,7 +60,13 @@ pub fn host_allowed(host: &str, port: u16) -> bool {
     let Some((name, host_port)) = host.rsplit_once(':') else {
         return false;
     };
-    host_port == port.to_string() && is_loopback_name(name)
+    written_as(host_port, port) && is_loopback_name(name)
+}
+
+/// Whether `text` is `port` in decimal with no sign and no leading zero (checked on every request,
+/// so without formatting the port anew).
+fn written_as(text: &str, port: u16) -> bool {
+    !text.starts_with('0') && text.bytes().all(|b| b.is_ascii_digit()) && text.parse::<u16>() == Ok(port)
 }
 
 /// `http(s)://` and a loopback host, with any port: local tools such as the MCP Inspector run in
@@ -84,8 +89,9 @@ pub fn origin_allowed(origin: &str) -> bool {
 }
 
 fn is_loopback_name(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    matches!(name.as_str(), "127.0.0.1" | "localhost" | "[::1]")
+    ["127.0.0.1", "localhost", "[::1]"]
+        .iter()
+        .any(|loopback| name.eq_ignore_ascii_case(loopback))
 }
 
 #[cfg(test)]
@@ -110,6 +116,9 @@ mod tests {
             "localhost:07659",
             "localhost: 7659",
             "localhost:7659 ",
+            "localhost:65536",
+            "localhost:7659x",
+            "localhost:0",
         ] {
             assert!(!host_allowed(bad, 7659), "{bad}");
         }

@@ -6,6 +6,7 @@
 
 pub mod domain;
 pub mod lan;
+pub mod layers;
 pub mod local;
 pub mod status;
 
@@ -16,7 +17,6 @@ use std::sync::Arc;
 use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Router};
@@ -174,7 +174,7 @@ pub fn endpoints(route: Route, extra: Router<AppState>) -> Router<AppState> {
         .route("/token", post(token::token).options(preflight))
         .route("/register", post(register::register).options(preflight))
         .route("/revoke", post(revoke::revoke).options(preflight))
-        .layer(middleware::map_response(allow_any_origin));
+        .layer(layers::AnyOrigin);
     Router::new()
         .route("/authorize", get(authorize::start).post(authorize::decide))
         .merge(cors)
@@ -220,16 +220,6 @@ async fn preflight() -> Response {
         HeaderValue::from_static("authorization, content-type, mcp-protocol-version, mcp-session-id"),
     );
     headers.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));
-    response
-}
-
-async fn allow_any_origin(mut response: Response) -> Response {
-    let headers = response.headers_mut();
-    headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
-    headers.insert(
-        header::ACCESS_CONTROL_EXPOSE_HEADERS,
-        HeaderValue::from_static("mcp-session-id, www-authenticate"),
-    );
     response
 }
 

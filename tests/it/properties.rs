@@ -114,7 +114,7 @@ proptest! {
     #[test]
     fn json_rpc_classification_never_panics(text in "[\\[\\]{}\":,0-9a-z .-]{0,80}") {
         if let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) {
-            match jsonrpc::classify(&value) {
+            match jsonrpc::classify(value) {
                 Ok(jsonrpc::Message::Request { id, .. }) => prop_assert!(id.is_string() || id.is_number()),
                 Ok(_) => {}
                 Err((id, why)) => {
