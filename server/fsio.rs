@@ -64,16 +64,65 @@ pub fn write_unflushed(path: &Path, bytes: &[u8]) -> io::Result<()> {
     result
 }
 
-/// How many files `create_many` writes at once.
+/// How many files `create_many` writes at once when it flushes each.
 const WRITERS: usize = 16;
+/// From how many files `create_many` flushes the filesystem once rather than each file.
+const FLUSH_FILESYSTEM_FROM: usize = 64;
 
-/// Creates new files (refusing any name that is taken), each written and flushed to disk, several at
-/// a time: a flush waits on the disk rather than the CPU, and the filesystem's journal commits the
-/// flushes that wait together in one transaction, so ten thousand small files take a fraction of a
-/// second instead of a disk round trip each (docs/performance.md). The folders' entries are not
-/// flushed: the caller flushes each folder once. On failure every file this call created is removed
-/// again and the first error is answered.
+/// Creates new files (refusing any name that is taken), each written and flushed to disk. The
+/// folders' entries are not flushed: the caller flushes each folder once. On failure every file this
+/// call created is removed again and the first error is answered.
+///
+/// A few files are written and flushed several at a time: a flush waits on the disk rather than the
+/// CPU, and the filesystem's journal commits the flushes that wait together. Many files (on Linux)
+/// are written by one thread and then flushed with one `syncfs` of their filesystem: flushing each
+/// file commits the filesystem's journal again for its blocks, and several threads creating files
+/// in one folder only wait on its lock (10,000 small files: 0.53 s flushed one by one, 0.29 s this
+/// way; docs/performance.md). `syncfs` also writes out what other programs left unflushed on that
+/// filesystem, which is why a few files are flushed on their own. It reports a failed write-back
+/// since the folder was opened (Linux 5.8 and later).
 pub fn create_many(files: &[(std::path::PathBuf, &[u8])]) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    if files.len() >= FLUSH_FILESYSTEM_FROM {
+        return create_then_flush_filesystem(files);
+    }
+    create_each_flushed(files)
+}
+
+/// `create_many` for many files: written in order by this thread, then one flush of each folder's
+/// filesystem.
+#[cfg(target_os = "linux")]
+fn create_then_flush_filesystem(files: &[(std::path::PathBuf, &[u8])]) -> io::Result<()> {
+    let mut folders: Vec<(&Path, File)> = Vec::new();
+    let mut created = 0;
+    let result = (|| {
+        // Opened before the first write, so that `syncfs` reports any write-back failure after it.
+        for (path, _) in files {
+            let folder = path.parent().unwrap_or(Path::new("."));
+            if !folders.iter().any(|(known, _)| *known == folder) {
+                folders.push((folder, File::open(folder)?));
+            }
+        }
+        for (path, bytes) in files {
+            let mut file = private_options().open(path)?;
+            created += 1;
+            file.write_all(bytes)?;
+        }
+        for (_, folder) in &folders {
+            rustix::fs::syncfs(folder)?;
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        for (path, _) in &files[..created] {
+            let _ = fs::remove_file(path);
+        }
+    }
+    result
+}
+
+/// `create_many` for a few files: each written and flushed, several at a time.
+fn create_each_flushed(files: &[(std::path::PathBuf, &[u8])]) -> io::Result<()> {
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let next = AtomicUsize::new(0);
@@ -195,33 +244,41 @@ mod tests {
 
     #[test]
     fn many_files_are_created_whole_or_not_at_all() {
-        let dir = tempfile::tempdir().unwrap();
-        let named = |n: usize| dir.path().join(format!("f{n}.md"));
-        let texts: Vec<String> = (0..200).map(|n| format!("file {n}")).collect();
-        let files: Vec<(std::path::PathBuf, &[u8])> = texts
-            .iter()
-            .enumerate()
-            .map(|(n, t)| (named(n), t.as_bytes()))
-            .collect();
-        create_many(&files).unwrap();
-        assert_eq!(fs::read_to_string(named(137)).unwrap(), "file 137");
+        // Below and above the count from which the filesystem is flushed once.
+        for count in [FLUSH_FILESYSTEM_FROM - 1, FLUSH_FILESYSTEM_FROM * 3] {
+            let dir = tempfile::tempdir().unwrap();
+            let named = |n: usize| dir.path().join(format!("f{n}.md"));
+            let texts: Vec<String> = (0..count).map(|n| format!("file {n}")).collect();
+            let files: Vec<(std::path::PathBuf, &[u8])> = texts
+                .iter()
+                .enumerate()
+                .map(|(n, t)| (named(n), t.as_bytes()))
+                .collect();
+            create_many(&files).unwrap();
+            assert_eq!(fs::read_dir(dir.path()).unwrap().count(), count);
+            assert_eq!(
+                fs::read_to_string(named(count - 2)).unwrap(),
+                format!("file {}", count - 2)
+            );
 
-        // A name that is taken fails the call, and whatever it created is removed again.
-        let other = tempfile::tempdir().unwrap();
-        fs::write(other.path().join("f150.md"), "the owner's").unwrap();
-        let files: Vec<(std::path::PathBuf, &[u8])> = texts
-            .iter()
-            .enumerate()
-            .map(|(n, t)| (other.path().join(format!("f{n}.md")), t.as_bytes()))
-            .collect();
-        let error = create_many(&files).unwrap_err();
-        assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
-        let left: Vec<_> = fs::read_dir(other.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(left, ["f150.md"]);
-        assert_eq!(fs::read_to_string(other.path().join("f150.md")).unwrap(), "the owner's");
+            // A name that is taken fails the call, and whatever it created is removed again.
+            let other = tempfile::tempdir().unwrap();
+            let taken = format!("f{}.md", count * 3 / 4);
+            fs::write(other.path().join(&taken), "the owner's").unwrap();
+            let files: Vec<(std::path::PathBuf, &[u8])> = texts
+                .iter()
+                .enumerate()
+                .map(|(n, t)| (other.path().join(format!("f{n}.md")), t.as_bytes()))
+                .collect();
+            let error = create_many(&files).unwrap_err();
+            assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
+            let left: Vec<_> = fs::read_dir(other.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert_eq!(left, [taken.as_str()], "{count} files");
+            assert_eq!(fs::read_to_string(other.path().join(&taken)).unwrap(), "the owner's");
+        }
     }
 
     #[test]

@@ -191,21 +191,33 @@ pub async fn import(dir: &Path, command: ImportCommand) -> anyhow::Result<()> {
         },
     )
     .await?;
-    for path in &written {
-        println!(
+    print_lines(written.iter().map(|path| {
+        format!(
             "imported {}",
             path.strip_prefix(journal.root()).unwrap_or(path).display()
-        );
-    }
+        )
+    }));
     Ok(())
+}
+
+/// Prints one line per file through one buffer (an import of 10,000 files says 10,000 lines), and
+/// stops quietly when whoever reads the output stopped reading (`| head`): the work is done either
+/// way, and its error would only hide that.
+fn print_lines(lines: impl Iterator<Item = String>) {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for line in lines {
+        if writeln!(out, "{line}").is_err() {
+            return;
+        }
+    }
+    let _ = out.flush();
 }
 
 async fn import_notes(dir: &Path, files: &[std::path::PathBuf], folder: &str) -> anyhow::Result<()> {
     let journal = open(dir).await?;
     let written = crate::journal::notes::import::import_notes(&journal, files, folder).await?;
-    for path in &written {
-        println!("imported note {path}");
-    }
+    print_lines(written.iter().map(|path| format!("imported note {path}")));
     Ok(())
 }
 

@@ -74,6 +74,31 @@ impl SyncReport {
     }
 }
 
+/// Segments this process has just written, by path under the journal's root, with the size of the
+/// file each was written as: a sync indexes them from memory instead of reading and parsing the
+/// files again (an import of 10,000 transcripts spent most of its sync doing that). A file whose
+/// size is no longer the one written was changed meanwhile and is read as usual.
+#[derive(Default)]
+pub struct Prepared(HashMap<String, (i64, Segment)>);
+
+impl Prepared {
+    /// Notes that the file at `path` (under the root) was written as `size` bytes holding `segment`.
+    pub fn add(&mut self, path: String, size: usize, segment: Segment) {
+        self.0.insert(path, (size as i64, segment));
+    }
+
+    /// The segment written at `path`, if the file still has the size it was written with.
+    fn take(&mut self, path: &str, stamp: Stamp) -> Option<Segment> {
+        match self.0.remove(path) {
+            Some((size, segment)) if size == stamp.size => Some(segment),
+            _ => None,
+        }
+    }
+}
+
+/// A file to index: its path, kind and stamp, and its segment when this process just wrote it.
+type Change = (String, Kind, Stamp, Option<Segment>);
+
 /// The catalog row of one parsed file.
 struct Parsed {
     path: String,
@@ -99,7 +124,11 @@ pub enum Depth {
 }
 
 /// Brings the catalog and index up to date with the files. Callers hold the journal's sync lock.
-pub(super) async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, JournalError> {
+pub(super) async fn sync(
+    journal: &Arc<Journal>,
+    depth: Depth,
+    mut prepared: Prepared,
+) -> Result<SyncReport, JournalError> {
     let root = journal.root().to_path_buf();
     let folders = background::run("scanning", move || content_folders(&root)).await??;
     let previous = journal.folder_stamps.lock().map(|s| s.clone()).unwrap_or_default();
@@ -133,7 +162,16 @@ pub(super) async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncRep
     };
     let worker = Arc::clone(journal);
     let scope = (!full).then(|| to_scan.clone());
-    let (mut changed, removed) = background::run("scanning", move || plan_changes(&worker, known, scope)).await??;
+    let (changed, removed) = background::run("scanning", move || plan_changes(&worker, known, scope)).await??;
+    let mut changed: Vec<Change> = changed
+        .into_iter()
+        .map(|(path, kind, stamp)| {
+            let segment = (kind == Kind::Transcript)
+                .then(|| prepared.take(&path, stamp))
+                .flatten();
+            (path, kind, stamp, segment)
+        })
+        .collect();
     let mut report = SyncReport::default();
     // Removals go with the first chunk; every chunk is indexed and committed, then cataloged, so
     // a sync holds one chunk's text at a time and a crash or a busy writer keeps every chunk done.
@@ -329,11 +367,7 @@ type Chunk = Option<(Vec<Parsed>, Vec<String>, SyncReport)>;
 
 /// Parses and indexes one chunk of changed files (and removes the documents of gone ones), and
 /// commits the index.
-fn index_chunk(
-    journal: &Journal,
-    changed: Vec<(String, Kind, Stamp)>,
-    removed: Vec<String>,
-) -> Result<Chunk, JournalError> {
+fn index_chunk(journal: &Journal, changed: Vec<Change>, removed: Vec<String>) -> Result<Chunk, JournalError> {
     let writer = match journal.index.writer() {
         Ok(writer) => writer,
         Err(tantivy::TantivyError::LockFailure(..)) => return Ok(None),
@@ -341,9 +375,12 @@ fn index_chunk(
     };
     let mut report = SyncReport::default();
     let mut parsed = Vec::with_capacity(changed.len());
-    for (path, kind, stamp) in changed {
+    for (path, kind, stamp, segment) in changed {
         report.facets_changed |= kind == Kind::Facet;
-        let mut item = parse(journal.root(), &path, kind, stamp);
+        let mut item = match segment {
+            Some(segment) => from_segment(&path, stamp, segment),
+            None => parse(journal.root(), &path, kind, stamp),
+        };
         journal.index.remove(&writer, &path);
         for doc in std::mem::take(&mut item.docs) {
             report.bytes += doc.body.len() as u64;
@@ -484,8 +521,9 @@ fn stamp(path: &Path) -> Option<Stamp> {
     })
 }
 
-fn parse(root: &Path, rel: &str, kind: Kind, stamp: Stamp) -> Parsed {
-    let mut item = Parsed {
+/// A catalog row not filled in yet.
+fn unfilled(rel: &str, kind: Kind, stamp: Stamp) -> Parsed {
+    Parsed {
         path: rel.to_string(),
         kind,
         stamp,
@@ -495,7 +533,18 @@ fn parse(root: &Path, rel: &str, kind: Kind, stamp: Stamp) -> Parsed {
         facets: Vec::new(),
         error: None,
         docs: Vec::new(),
-    };
+    }
+}
+
+/// The row of a segment this process just wrote, as `parse` would make it from the file.
+fn from_segment(rel: &str, stamp: Stamp, segment: Segment) -> Parsed {
+    let mut item = unfilled(rel, Kind::Transcript, stamp);
+    fill_segment(&mut item, segment);
+    item
+}
+
+fn parse(root: &Path, rel: &str, kind: Kind, stamp: Stamp) -> Parsed {
+    let mut item = unfilled(rel, kind, stamp);
     let text = match fs::read_to_string(root.join(rel)) {
         Ok(text) => text,
         Err(e) => {

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use sqlx::Row;
 
 use super::batch::Batch;
+use super::catalog::Prepared;
 use super::day::{self, Day};
 use super::entity::{self, Entity, EntityType};
 use super::facet::{self, Facet};
@@ -233,24 +234,44 @@ pub async fn import_transcripts(
             "name at least one transcript file to import".into(),
         ));
     }
+    tracing::debug!(files = files.len(), "import: begun");
     // Read and parsed on a thread per core; the first file in the given order that fails is the
     // one reported, and nothing has been written yet.
-    let rendered = crate::journal::parallel::map(files, |file| render_import(file, options, &facet_names))
-        .into_iter()
-        .collect::<Result<Vec<String>, JournalError>>()?;
+    let (rendered, segments): (Vec<String>, Vec<Segment>) =
+        crate::journal::parallel::map(files, |file| render_import(file, options, &facet_names))
+            .into_iter()
+            .collect::<Result<Vec<(String, Segment)>, JournalError>>()?
+            .into_iter()
+            .unzip();
     let dir = journal.root().join("transcripts").join(options.day.to_string());
     let stem = day::format_time(options.start).replace(':', "");
     // One batch: staged under hidden names, then published; a crash on the way is taken back by
     // the next open or sync, so the import is whole or absent even if the process is killed.
+    tracing::debug!(files = rendered.len(), "import: read and rendered");
     let mut batch = Batch::begin(journal.root(), &dir).map_err(|e| JournalError::io(&dir, e))?;
     batch.stage(&rendered).map_err(|e| JournalError::io(&dir, e))?;
+    tracing::debug!("import: written and flushed under hidden names");
     let written = batch.publish(&stem).map_err(|e| JournalError::io(&dir, e))?;
-    journal.sync().await?;
+    tracing::debug!("import: published");
+    // Indexed from the segments in memory: the files hold exactly what was rendered from them.
+    let mut prepared = Prepared::default();
+    for ((path, text), segment) in written.iter().zip(&rendered).zip(segments) {
+        if let Some(rel) = path.strip_prefix(journal.root()).ok().and_then(Path::to_str) {
+            prepared.add(rel.to_string(), text.len(), segment);
+        }
+    }
+    journal.sync_written(prepared).await?;
+    tracing::debug!("import: catalogued and indexed");
     Ok(written)
 }
 
-/// One transcript file read, checked and rendered as a segment.
-fn render_import(file: &Path, options: &ImportOptions, facet_names: &[String]) -> Result<String, JournalError> {
+/// One transcript file read, checked and rendered as a segment: the file's text, and the segment
+/// that parsing the text gives back.
+fn render_import(
+    file: &Path,
+    options: &ImportOptions,
+    facet_names: &[String],
+) -> Result<(String, Segment), JournalError> {
     let format = Format::from_path(file).ok_or_else(|| {
         JournalError::Invalid(format!(
             "{}: unknown transcript format; use .vtt, .srt, .jsonl or .txt",
@@ -295,7 +316,14 @@ fn render_import(file: &Path, options: &ImportOptions, facet_names: &[String]) -
             .to_string(),
         source: file.file_name().and_then(|s| s.to_str()).map(str::to_string),
     };
-    Ok(Segment::render(&head, &lines))
+    let text = Segment::render(&head, &lines);
+    let segment = Segment {
+        head,
+        day: options.day,
+        start: options.start,
+        lines,
+    };
+    Ok((text, segment))
 }
 
 /// Transcript segments, newest first, optionally on one day, within the scope.
@@ -395,4 +423,72 @@ fn read_item(journal: &Journal, path: &str) -> Result<String, JournalError> {
     }
     fs::read_to_string(journal.root().join(path))
         .map_err(|_| JournalError::NotFound("that item no longer exists".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An import indexes the segments it keeps in memory (`catalog::Prepared`), so each must be
+    /// exactly what parsing the file it wrote gives back, for any name and text an import accepts.
+    #[test]
+    fn an_imported_segment_is_what_its_file_parses_as() {
+        let dir = tempfile::tempdir().unwrap();
+        let texts = [
+            "plain words",
+            "**Bold:** not a speaker",
+            "Sam: said it in the text",
+            "- 00:00:01 **Me:** a line that looks like a line",
+            "\\\\ back\\slashes \\* and * stars **",
+            "  leading and trailing spaces  ",
+            "ünïcødé, emoji 🎙️, right-to-left שלום",
+            "---",
+            "key: value # a comment",
+            "'quotes' \"double\" `ticks`",
+        ];
+        let stems = [
+            "null",
+            "true",
+            "123",
+            "~",
+            "- dash",
+            "a: b",
+            "#hash",
+            "[list]",
+            "{map}",
+            "ünï 🎙️",
+            "2026-11-01",
+        ];
+        let mut files = Vec::new();
+        for (n, stem) in stems.iter().enumerate() {
+            let path = dir.path().join(format!("{stem}.jsonl"));
+            let mut lines = String::new();
+            for (i, text) in texts.iter().enumerate() {
+                let speaker = match (n + i) % 3 {
+                    0 => serde_json::Value::Null,
+                    1 => "Ada Okafor".into(),
+                    _ => "Dr. J. \"Jay\" O'Neil".into(),
+                };
+                let line = serde_json::json!({"start": i * 37 + n, "speaker": speaker, "text": text});
+                lines.push_str(&line.to_string());
+                lines.push('\n');
+            }
+            // A long night: offsets past midnight of the next day.
+            lines.push_str(&serde_json::json!({"start": 90_000, "text": "late"}).to_string());
+            fs::write(&path, lines).unwrap();
+            files.push(path);
+        }
+        let facets = vec!["work".to_string(), "home-life".to_string()];
+        for start in [0, 23 * 3600 + 59 * 60 + 59] {
+            let options = ImportOptions {
+                day: Day::parse("2026-11-01").unwrap(),
+                start,
+                facets: facets.clone(),
+            };
+            for file in &files {
+                let (text, segment) = render_import(file, &options, &facets).unwrap();
+                assert_eq!(Segment::parse(&text).unwrap(), segment, "{}", file.display());
+            }
+        }
+    }
 }

@@ -170,12 +170,29 @@ impl Journal {
 
     /// A sync of the given depth.
     pub async fn sync_to(self: &Arc<Self>, depth: catalog::Depth) -> Result<catalog::SyncReport, JournalError> {
+        self.sync_with(depth, catalog::Prepared::default()).await
+    }
+
+    /// A quick sync right after this process wrote the segments in `prepared`, which are indexed
+    /// from memory rather than read and parsed again (see `catalog::Prepared`).
+    pub async fn sync_written(
+        self: &Arc<Self>,
+        prepared: catalog::Prepared,
+    ) -> Result<catalog::SyncReport, JournalError> {
+        self.sync_with(catalog::Depth::Quick, prepared).await
+    }
+
+    async fn sync_with(
+        self: &Arc<Self>,
+        depth: catalog::Depth,
+        prepared: catalog::Prepared,
+    ) -> Result<catalog::SyncReport, JournalError> {
         let _guard = self.sync_lock.lock().await;
         // An import another process began and died in is taken back (a running server sees it here).
         if let Err(error) = batch::recover(&self.root) {
             tracing::warn!(%error, "an interrupted import could not be taken back yet");
         }
-        let mut report = catalog::sync(self, depth).await?;
+        let mut report = catalog::sync(self, depth, prepared).await?;
         if report.facets_changed {
             self.reload_facets()?;
         }
@@ -225,7 +242,7 @@ impl Journal {
         .await
         .map_err(|e| JournalError::Invalid(format!("the indexing task failed: {e}")))??;
         self.notes.start_over();
-        let mut report = catalog::sync(self, catalog::Depth::Full).await?;
+        let mut report = catalog::sync(self, catalog::Depth::Full, catalog::Prepared::default()).await?;
         self.reload_facets()?;
         report.add(notes::sync::sync(self, catalog::Depth::Full).await?);
         Ok(report)

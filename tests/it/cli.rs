@@ -397,6 +397,33 @@ fn a_large_import_names_the_first_bad_file_and_lands_whole_in_order() {
         assert!(text.contains(&format!("title: talk-{n:03}")), "{name}: {text}");
     }
     assert!(std::fs::read_dir(dir.join(".batches")).unwrap().next().is_none());
+
+    // Whoever reads the list of imported files may stop reading (`| head`): the import is done,
+    // and says so by its exit status, without a panic.
+    let mut args = vec![
+        "--journal",
+        dir.to_str().unwrap(),
+        "import",
+        "transcript",
+        "--day",
+        "2026-11-22",
+    ];
+    args.extend(files.iter().map(String::as_str));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_journal"))
+        .args(&args)
+        .env_remove("JOURNAL_HOME")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        std::fs::read_dir(dir.join("transcripts/2026-11-22")).unwrap().count(),
+        300
+    );
 }
 
 #[test]

@@ -27,10 +27,12 @@ pub async fn import_notes(
             "--folder: \"{folder}\" is not a folder notes can be in (no part may start with a dot)"
         )));
     }
+    tracing::debug!(files = files.len(), "import: begun");
     let read = parallel::map(files, |file| read_one(file, &folder));
     let notes = read
         .into_iter()
         .collect::<Result<Vec<(String, Vec<u8>)>, JournalError>>()?;
+    tracing::debug!("import: read and checked");
     let dir = if folder.is_empty() {
         journal.notes.root().to_path_buf()
     } else {
@@ -39,9 +41,12 @@ pub async fn import_notes(
     let mut batch = Batch::begin(journal.root(), &dir).map_err(|e| JournalError::io(&dir, e))?;
     let bytes: Vec<&[u8]> = notes.iter().map(|(_, bytes)| bytes.as_slice()).collect();
     batch.stage(&bytes).map_err(|e| JournalError::io(&dir, e))?;
+    tracing::debug!("import: written and flushed under hidden names");
     let stems: Vec<String> = notes.into_iter().map(|(stem, _)| stem).collect();
     let written = batch.publish_each(&stems).map_err(|e| JournalError::io(&dir, e))?;
+    tracing::debug!("import: published");
     journal.sync().await?;
+    tracing::debug!("import: catalogued and indexed");
     Ok(written
         .iter()
         .map(|path| {
