@@ -53,13 +53,14 @@ fn write_random(path: &Path) -> std::io::Result<()> {
 }
 
 fn open(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(path)
+    options().open(path)
+}
+
+/// The file opened for reading and writing, created (owner only) when missing, never truncated.
+fn options() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false).mode(0o600);
+    options
 }
 
 /// The watch's own handle: read on every request, so without updating the file's access time
@@ -68,15 +69,7 @@ fn open(path: &Path) -> std::io::Result<File> {
 fn open_for_reading(path: &Path) -> std::io::Result<File> {
     #[cfg(target_os = "linux")]
     {
-        let no_atime = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_NOATIME)
-            .open(path);
-        if let Ok(file) = no_atime {
+        if let Ok(file) = options().custom_flags(libc::O_NOATIME).open(path) {
             return Ok(file);
         }
     }

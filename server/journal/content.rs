@@ -243,11 +243,11 @@ pub async fn import_transcripts(
             .collect::<Result<Vec<(String, Segment)>, JournalError>>()?
             .into_iter()
             .unzip();
+    tracing::debug!(files = rendered.len(), "import: read and rendered");
     let dir = journal.root().join("transcripts").join(options.day.to_string());
     let stem = day::format_time(options.start).replace(':', "");
     // One batch: staged under hidden names, then published; a crash on the way is taken back by
     // the next open or sync, so the import is whole or absent even if the process is killed.
-    tracing::debug!(files = rendered.len(), "import: read and rendered");
     let mut batch = Batch::begin(journal.root(), &dir).map_err(|e| JournalError::io(&dir, e))?;
     batch.stage(&rendered).map_err(|e| JournalError::io(&dir, e))?;
     tracing::debug!("import: written and flushed under hidden names");

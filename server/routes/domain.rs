@@ -29,9 +29,6 @@ pub fn router(state: AppState, route: Route) -> Router {
 }
 
 fn guard(request: &Request, route: &Route) -> Option<Response> {
-    if let Some(refusal) = super::repeated_host(request.headers()) {
-        return Some(refusal);
-    }
     if !host_allowed(request.headers(), route) {
         return Some(forbidden(
             "host_not_allowed",

@@ -30,9 +30,6 @@ pub fn router(state: AppState, address: SocketAddr) -> Router {
 }
 
 fn guard(request: &Request, route: &Route) -> Option<Response> {
-    if let Some(refusal) = super::repeated_host(request.headers()) {
-        return Some(refusal);
-    }
     check(request.headers(), route)
         .err()
         .map(|(error, description)| forbidden(error, description))

@@ -18,7 +18,8 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 /// Lets through the requests `check` finds nothing to refuse in, and answers the others with the
-/// refusal it returns.
+/// refusal it returns. Every route's guard first refuses a request with more than one `Host`
+/// (`super::repeated_host`): each check reads the first, and something in front might read another.
 #[derive(Clone)]
 pub struct Guard<C>(pub C);
 
@@ -54,7 +55,7 @@ where
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        match (self.check)(&request) {
+        match super::repeated_host(request.headers()).or_else(|| (self.check)(&request)) {
             Some(refusal) => Either::Left(ready(Ok(refusal))),
             None => Either::Right(self.inner.call(request)),
         }
@@ -106,4 +107,58 @@ fn allow_any_origin(answer: Answer) -> Answer {
         HeaderValue::from_static("mcp-session-id, www-authenticate"),
     );
     Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::Router;
+    use axum::body::Body;
+    use axum::http::{HeaderValue, StatusCode};
+    use axum::response::IntoResponse;
+    use axum::routing::get;
+
+    use super::*;
+
+    /// A router behind a guard that refuses requests naming `refuse` in their path, and behind
+    /// `AnyOrigin`.
+    fn guarded() -> Router {
+        Router::new()
+            .route("/ok", get(|| async { "fine" }))
+            .route("/refuse", get(|| async { "should not run" }))
+            .layer(AnyOrigin)
+            .layer(Guard(|request: &Request| {
+                (request.uri().path() == "/refuse").then(|| StatusCode::FORBIDDEN.into_response())
+            }))
+    }
+
+    async fn answer(hosts: &[&str], path: &str) -> Response {
+        let mut request = Request::builder().uri(path).body(Body::empty()).unwrap();
+        for host in hosts {
+            request
+                .headers_mut()
+                .append(header::HOST, HeaderValue::from_str(host).unwrap());
+        }
+        guarded().call(request).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_guard_lets_through_refuses_and_refuses_a_repeated_host_first() {
+        let through = answer(&["127.0.0.1:7659"], "/ok").await;
+        assert_eq!(through.status(), StatusCode::OK);
+        assert_eq!(through.headers()[header::ACCESS_CONTROL_ALLOW_ORIGIN], "*");
+        assert_eq!(
+            through.headers()[header::ACCESS_CONTROL_EXPOSE_HEADERS],
+            "mcp-session-id, www-authenticate"
+        );
+        let refused = answer(&["127.0.0.1:7659"], "/refuse").await;
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+        assert!(
+            !refused.headers().contains_key(header::ACCESS_CONTROL_ALLOW_ORIGIN),
+            "a refusal never reached the layers behind the guard"
+        );
+        for path in ["/ok", "/refuse"] {
+            let repeated = answer(&["127.0.0.1:7659", "evil.example"], path).await;
+            assert_eq!(repeated.status(), StatusCode::BAD_REQUEST, "{path}");
+        }
+    }
 }

@@ -25,9 +25,6 @@ pub fn router(state: AppState, address: SocketAddr) -> Router {
 }
 
 fn guard(request: &Request, port: u16) -> Option<Response> {
-    if let Some(refusal) = super::repeated_host(request.headers()) {
-        return Some(refusal);
-    }
     check(request.headers(), port)
         .err()
         .map(|(error, description)| forbidden(error, description))

@@ -183,8 +183,9 @@ pub fn endpoints(route: Route, extra: Router<AppState>) -> Router<AppState> {
         .layer(Extension(Arc::new(route)))
 }
 
-/// The refusal of a request with more than one `Host` header (400), which every guard checks first:
-/// each guard reads the first, and a server or proxy in front might read another.
+/// The refusal of a request with more than one `Host` header (400), which `layers::Guard` checks
+/// before every route's own rules: each reads the first, and a server or proxy in front might read
+/// another.
 pub fn repeated_host(headers: &HeaderMap) -> Option<Response> {
     (headers.get_all(header::HOST).iter().count() > 1).then(|| {
         (

@@ -50,17 +50,19 @@ pub async fn import_notes(
     Ok(written
         .iter()
         .map(|path| {
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if folder.is_empty() {
-                name
-            } else {
-                format!("{folder}/{name}")
-            }
+            let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+            in_folder(&folder, &name)
         })
         .collect())
+}
+
+/// A note's path in the vault: `name` in `folder` (`""`: the vault's top).
+fn in_folder(folder: &str, name: &str) -> String {
+    if folder.is_empty() {
+        name.to_string()
+    } else {
+        format!("{folder}/{name}")
+    }
 }
 
 /// One file read and checked as a note of `folder`: its name's stem and its bytes.
@@ -72,11 +74,7 @@ fn read_one(file: &Path, folder: &str) -> Result<(String, Vec<u8>), JournalError
             file.display()
         )));
     };
-    let path = if folder.is_empty() {
-        name.to_string()
-    } else {
-        format!("{folder}/{name}")
-    };
+    let path = in_folder(folder, name);
     if !rules::is_note_path(&path) {
         return Err(JournalError::Invalid(format!(
             "{}: a note's name may not start with a dot or hold a control character",
