@@ -39,7 +39,7 @@ where
 /// value belongs to one thread (the call names the process, but the kernel applies it to the caller
 /// alone); elsewhere it would lower the whole process, so nothing changes there. A refusal is
 /// harmless: the work runs at normal priority.
-fn lower_priority() {
+pub(super) fn lower_priority() {
     #[cfg(target_os = "linux")]
     {
         use rustix::process::{getpriority_process, setpriority_process};

@@ -32,6 +32,7 @@ pub struct Batch {
     marker: File,
     marker_path: PathBuf,
     staged: Vec<PathBuf>,
+    created: Vec<PathBuf>,
 }
 
 impl Batch {
@@ -46,6 +47,13 @@ impl Batch {
             .to_str()
             .ok_or_else(|| io::Error::other("a batch's folder name must be UTF-8"))?
             .to_string();
+        // The folders this batch creates, deepest first: a batch taken back removes them again
+        // when they are empty, so that a refused import leaves no trace.
+        let created: Vec<PathBuf> = dir
+            .ancestors()
+            .take_while(|folder| !folder.exists())
+            .map(Path::to_path_buf)
+            .collect();
         fsio::create_dir_all_durable(dir)?;
         let markers = root.join(MARKERS);
         fsio::create_dir_all_durable(&markers)?;
@@ -69,6 +77,7 @@ impl Batch {
             marker,
             marker_path,
             staged: Vec::new(),
+            created,
         })
     }
 
@@ -79,14 +88,47 @@ impl Batch {
         let named: Vec<(PathBuf, &[u8])> = files
             .iter()
             .enumerate()
-            .map(|(n, bytes)| {
-                let path = self.dir.join(format!(".batch-{}-{}.md", self.id, first + n));
-                (path, bytes.as_ref())
-            })
+            .map(|(n, bytes)| (self.hidden(first + n), bytes.as_ref()))
             .collect();
         fsio::create_many(&named)?;
         self.staged.extend(named.into_iter().map(|(path, _)| path));
         Ok(())
+    }
+
+    /// The hidden name of the batch's `n`th staged file.
+    fn hidden(&self, n: usize) -> PathBuf {
+        self.dir.join(format!(".batch-{}-{}.md", self.id, n))
+    }
+
+    /// The paths `publish_each(stems)` will give if nothing else writes to the folder meanwhile,
+    /// from one listing of it: what an import indexes its files under while they are written (see
+    /// `preindex`), used only if publishing gives exactly these.
+    pub fn plan(&self, stems: &[String]) -> io::Result<Vec<PathBuf>> {
+        let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
+        for entry in fs::read_dir(&self.dir)? {
+            taken.insert(entry?.file_name().to_string_lossy().into_owned());
+        }
+        let mut next: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+        let mut planned = Vec::with_capacity(stems.len());
+        for stem in stems {
+            let from = next.entry(stem.as_str()).or_insert(1);
+            let name = loop {
+                if *from >= MAX_NAMES {
+                    return Err(io::Error::other(format!(
+                        "no free name for {stem} in {}",
+                        self.dir.display()
+                    )));
+                }
+                let name = numbered(stem, *from);
+                *from += 1;
+                if !taken.contains(&name) {
+                    break name;
+                }
+            };
+            planned.push(self.dir.join(&name));
+            taken.insert(name);
+        }
+        Ok(planned)
     }
 
     /// Publishes every staged file as `<stem>.md`, or `<stem>-2.md`, `-3`, ... when the name is
@@ -127,8 +169,18 @@ impl Batch {
         match result {
             Ok(()) => Ok(published),
             Err(error) => {
-                take_back(&self.root, &self.marker_path, &self.id);
+                self.take_back();
                 Err(error)
+            }
+        }
+    }
+
+    /// Removes what this batch wrote, and the folders it created if they are empty.
+    fn take_back(&self) {
+        take_back(&self.root, &self.marker_path, &self.id);
+        for folder in &self.created {
+            if fs::remove_dir(folder).is_err() {
+                break;
             }
         }
     }
@@ -139,7 +191,7 @@ impl Drop for Batch {
         // A batch dropped before `publish` (an error while staging) is taken back at once; after a
         // successful publish its marker is gone and this finds nothing to do.
         if self.marker_path.exists() {
-            take_back(&self.root, &self.marker_path, &self.id);
+            self.take_back();
         }
     }
 }
@@ -343,13 +395,59 @@ mod tests {
     }
 
     #[test]
+    fn a_plan_is_what_publishing_gives_unless_a_name_is_taken_meanwhile() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("notes");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("a.md"), "the owner's").unwrap();
+        fs::write(dir.join("a-3.md"), "the owner's").unwrap();
+        let stems: Vec<String> = ["a", "b", "a", "a"].map(String::from).to_vec();
+        let mut batch = Batch::begin(root.path(), &dir).unwrap();
+        batch.stage(&[b"1", b"2", b"3", b"4"]).unwrap();
+        let planned = batch.plan(&stems).unwrap();
+        let expected: Vec<PathBuf> = ["a-2.md", "b.md", "a-4.md", "a-5.md"]
+            .iter()
+            .map(|n| dir.join(n))
+            .collect();
+        assert_eq!(planned, expected);
+        assert_eq!(batch.publish_each(&stems).unwrap(), planned);
+
+        // Another writer takes a planned name between the plan and the publishing.
+        let mut batch = Batch::begin(root.path(), &dir).unwrap();
+        batch.stage(&[b"5"]).unwrap();
+        let planned = batch.plan(&["b".to_string()]).unwrap();
+        assert_eq!(planned, [dir.join("b-2.md")]);
+        fs::write(dir.join("b-2.md"), "someone else's").unwrap();
+        assert_ne!(batch.publish_each(&["b".to_string()]).unwrap(), planned);
+    }
+
+    #[test]
+    fn a_batch_taken_back_removes_the_folders_it_created() {
+        let root = tempfile::tempdir().unwrap();
+        fs::create_dir_all(root.path().join("notes")).unwrap();
+        let dir = root.path().join("notes/New/Deeper");
+        let mut batch = Batch::begin(root.path(), &dir).unwrap();
+        batch.stage(&[b"one"]).unwrap();
+        drop(batch);
+        assert!(!root.path().join("notes/New").exists(), "both new folders are gone");
+        assert!(root.path().join("notes").is_dir(), "the folder that was there stays");
+
+        // A folder that is not empty any more (another writer's file) stays.
+        let mut batch = Batch::begin(root.path(), &dir).unwrap();
+        batch.stage(&[b"one"]).unwrap();
+        fs::write(dir.join("theirs.md"), "another writer's").unwrap();
+        drop(batch);
+        assert_eq!(names(&dir), ["theirs.md"]);
+    }
+
+    #[test]
     fn a_batch_dropped_before_publishing_leaves_nothing() {
         let root = tempfile::tempdir().unwrap();
         let dir = root.path().join("transcripts/2026-12-01");
         let mut batch = Batch::begin(root.path(), &dir).unwrap();
         batch.stage(&[b"one"]).unwrap();
         drop(batch);
-        assert!(names(&dir).is_empty());
+        assert!(!dir.exists(), "the folder it created is gone too");
         assert!(names(&root.path().join(MARKERS)).is_empty());
     }
 

@@ -19,6 +19,7 @@ use super::background;
 use super::entity::Entity;
 use super::facet::Facet;
 use super::index::IndexDoc;
+use super::prepared::{Prepared, Written};
 use super::transcript::Segment;
 use super::{Journal, JournalError};
 
@@ -74,30 +75,8 @@ impl SyncReport {
     }
 }
 
-/// Segments this process has just written, by path under the journal's root, with the size of the
-/// file each was written as: a sync indexes them from memory instead of reading and parsing the
-/// files again (an import of 10,000 transcripts spent most of its sync doing that). A file whose
-/// size is no longer the one written was changed meanwhile and is read as usual.
-#[derive(Default)]
-pub struct Prepared(HashMap<String, (i64, Segment)>);
-
-impl Prepared {
-    /// Notes that the file at `path` (under the root) was written as `size` bytes holding `segment`.
-    pub fn add(&mut self, path: String, size: usize, segment: Segment) {
-        self.0.insert(path, (size as i64, segment));
-    }
-
-    /// The segment written at `path`, if the file still has the size it was written with.
-    fn take(&mut self, path: &str, stamp: Stamp) -> Option<Segment> {
-        match self.0.remove(path) {
-            Some((size, segment)) if size == stamp.size => Some(segment),
-            _ => None,
-        }
-    }
-}
-
 /// A file to index: its path, kind and stamp, and its segment when this process just wrote it.
-type Change = (String, Kind, Stamp, Option<Segment>);
+type Change = (String, Kind, Stamp, Option<Written<Segment>>);
 
 /// The catalog row of one parsed file.
 struct Parsed {
@@ -127,7 +106,7 @@ pub enum Depth {
 pub(super) async fn sync(
     journal: &Arc<Journal>,
     depth: Depth,
-    mut prepared: Prepared,
+    prepared: &mut Prepared,
 ) -> Result<SyncReport, JournalError> {
     let root = journal.root().to_path_buf();
     let folders = background::run("scanning", move || content_folders(&root)).await??;
@@ -167,7 +146,7 @@ pub(super) async fn sync(
         .into_iter()
         .map(|(path, kind, stamp)| {
             let segment = (kind == Kind::Transcript)
-                .then(|| prepared.take(&path, stamp))
+                .then(|| prepared.take_segment(&path, stamp.size))
                 .flatten();
             (path, kind, stamp, segment)
         })
@@ -368,6 +347,24 @@ type Chunk = Option<(Vec<Parsed>, Vec<String>, SyncReport)>;
 /// Parses and indexes one chunk of changed files (and removes the documents of gone ones), and
 /// commits the index.
 fn index_chunk(journal: &Journal, changed: Vec<Change>, removed: Vec<String>) -> Result<Chunk, JournalError> {
+    if removed.is_empty()
+        && changed
+            .iter()
+            .all(|change| change.3.as_ref().is_some_and(|w| w.indexed))
+    {
+        // Every file was indexed while it was written: no writer (and no commit) is needed.
+        let mut report = SyncReport::default();
+        let parsed = changed
+            .into_iter()
+            .filter_map(|(path, _, stamp, written)| {
+                let mut item = unfilled(&path, Kind::Transcript, stamp);
+                fill_segment(&mut item, written?.value, false);
+                report.indexed += 1;
+                Some(item)
+            })
+            .collect();
+        return Ok(Some((parsed, removed, report)));
+    }
     let writer = match journal.index.writer() {
         Ok(writer) => writer,
         Err(tantivy::TantivyError::LockFailure(..)) => return Ok(None),
@@ -378,7 +375,15 @@ fn index_chunk(journal: &Journal, changed: Vec<Change>, removed: Vec<String>) ->
     for (path, kind, stamp, segment) in changed {
         report.facets_changed |= kind == Kind::Facet;
         let mut item = match segment {
-            Some(segment) => from_segment(&path, stamp, segment),
+            // Indexed while it was written (`preindex`): only its row is left to write.
+            Some(written) if written.indexed => {
+                let mut item = unfilled(&path, Kind::Transcript, stamp);
+                fill_segment(&mut item, written.value, false);
+                parsed.push(item);
+                report.indexed += 1;
+                continue;
+            }
+            Some(written) => from_segment(&path, stamp, written.value),
             None => parse(journal.root(), &path, kind, stamp),
         };
         journal.index.remove(&writer, &path);
@@ -539,7 +544,7 @@ fn unfilled(rel: &str, kind: Kind, stamp: Stamp) -> Parsed {
 /// The row of a segment this process just wrote, as `parse` would make it from the file.
 fn from_segment(rel: &str, stamp: Stamp, segment: Segment) -> Parsed {
     let mut item = unfilled(rel, Kind::Transcript, stamp);
-    fill_segment(&mut item, segment);
+    fill_segment(&mut item, segment, true);
     item
 }
 
@@ -560,7 +565,7 @@ fn parse(root: &Path, rel: &str, kind: Kind, stamp: Stamp) -> Parsed {
                 .map(|facet| fill_facet(&mut item, facet))
         }
         Kind::Entity => Entity::parse(&text).map(|(entity, _body)| fill_entity(&mut item, entity)),
-        Kind::Transcript => Segment::parse(&text).map(|segment| fill_segment(&mut item, segment)),
+        Kind::Transcript => Segment::parse(&text).map(|segment| fill_segment(&mut item, segment, true)),
     };
     if let Err(error) = result {
         item.error = Some(error);
@@ -617,21 +622,29 @@ fn fill_entity(item: &mut Parsed, entity: Entity) {
     }
 }
 
-fn fill_segment(item: &mut Parsed, segment: Segment) {
+/// A segment's row, and its search document when `with_doc`.
+fn fill_segment(item: &mut Parsed, segment: Segment, with_doc: bool) {
     item.title = segment.title();
     item.day = Some(segment.day.as_number() as i64);
     item.start = Some(i64::from(segment.start));
     item.facets = segment.head.facets.clone();
-    item.docs.push(IndexDoc {
-        file: item.path.clone(),
-        path: item.path.clone(),
+    if with_doc {
+        item.docs.push(segment_doc(&item.path, &segment));
+    }
+}
+
+/// The search document of the segment at `path` (under the journal's root).
+pub fn segment_doc(path: &str, segment: &Segment) -> IndexDoc {
+    IndexDoc {
+        file: path.to_string(),
+        path: path.to_string(),
         category: "transcripts",
         day: Some(segment.day.as_number()),
-        facets: item.facets.clone(),
-        title: item.title.clone(),
+        facets: segment.head.facets.clone(),
+        title: segment.title(),
         body: segment.searchable_text(),
         ..IndexDoc::default()
-    });
+    }
 }
 
 #[cfg(test)]

@@ -11,11 +11,13 @@ use std::sync::Arc;
 use sqlx::Row;
 
 use super::batch::Batch;
-use super::catalog::Prepared;
+use super::catalog;
 use super::day::{self, Day};
 use super::entity::{self, Entity, EntityType};
 use super::facet::{self, Facet};
 use super::import::{self, Format};
+use super::preindex::Preindex;
+use super::prepared::Prepared;
 use super::transcript::{Line, Segment, SegmentHead};
 use super::{Journal, JournalError};
 use crate::fsio;
@@ -249,20 +251,41 @@ pub async fn import_transcripts(
     // One batch: staged under hidden names, then published; a crash on the way is taken back by
     // the next open or sync, so the import is whole or absent even if the process is killed.
     let mut batch = Batch::begin(journal.root(), &dir).map_err(|e| JournalError::io(&dir, e))?;
+    // Indexed under the names the batch will take while its files are written (`preindex`).
+    let planned = batch
+        .plan(&vec![stem.clone(); rendered.len()])
+        .map_err(|e| JournalError::io(&dir, e))?;
+    let items: Vec<(String, Segment)> = planned
+        .iter()
+        .map(|path| relative(journal, path))
+        .zip(segments)
+        .collect();
+    let preindex = Preindex::start(journal, items, |(path, segment)| {
+        (path.clone(), Some(catalog::segment_doc(path, segment)))
+    })?;
     batch.stage(&rendered).map_err(|e| JournalError::io(&dir, e))?;
     tracing::debug!("import: written and flushed under hidden names");
     let written = batch.publish(&stem).map_err(|e| JournalError::io(&dir, e))?;
     tracing::debug!("import: published");
-    // Indexed from the segments in memory: the files hold exactly what was rendered from them.
+    let (items, indexed) = preindex.finish(journal, written == planned);
+    tracing::debug!(indexed, "import: search documents committed");
+    // Catalogued from the segments in memory: the files hold exactly what was rendered from them
+    // (in the order written, whatever names they took).
     let mut prepared = Prepared::default();
-    for ((path, text), segment) in written.iter().zip(&rendered).zip(segments) {
-        if let Some(rel) = path.strip_prefix(journal.root()).ok().and_then(Path::to_str) {
-            prepared.add(rel.to_string(), text.len(), segment);
-        }
+    for ((path, text), (_, segment)) in written.iter().zip(&rendered).zip(items) {
+        prepared.add_segment(relative(journal, path), text.len(), segment, indexed);
     }
     journal.sync_written(prepared).await?;
     tracing::debug!("import: catalogued and indexed");
     Ok(written)
+}
+
+/// A path under the journal's root as the catalog names it.
+fn relative(journal: &Journal, path: &Path) -> String {
+    path.strip_prefix(journal.root())
+        .unwrap_or(path)
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// One transcript file read, checked and rendered as a segment: the file's text, and the segment

@@ -22,6 +22,8 @@ pub mod index;
 pub mod memory;
 pub mod notes;
 pub mod parallel;
+pub mod preindex;
+pub mod prepared;
 pub mod signed;
 pub mod transcript;
 
@@ -170,14 +172,14 @@ impl Journal {
 
     /// A sync of the given depth.
     pub async fn sync_to(self: &Arc<Self>, depth: catalog::Depth) -> Result<catalog::SyncReport, JournalError> {
-        self.sync_with(depth, catalog::Prepared::default()).await
+        self.sync_with(depth, prepared::Prepared::default()).await
     }
 
-    /// A quick sync right after this process wrote the segments in `prepared`, which are indexed
-    /// from memory rather than read and parsed again (see `catalog::Prepared`).
+    /// A quick sync right after this process wrote the segments and notes in `prepared`, which are
+    /// catalogued from memory rather than read and parsed again (see `prepared`).
     pub async fn sync_written(
         self: &Arc<Self>,
-        prepared: catalog::Prepared,
+        prepared: prepared::Prepared,
     ) -> Result<catalog::SyncReport, JournalError> {
         self.sync_with(catalog::Depth::Quick, prepared).await
     }
@@ -185,18 +187,18 @@ impl Journal {
     async fn sync_with(
         self: &Arc<Self>,
         depth: catalog::Depth,
-        prepared: catalog::Prepared,
+        mut prepared: prepared::Prepared,
     ) -> Result<catalog::SyncReport, JournalError> {
         let _guard = self.sync_lock.lock().await;
         // An import another process began and died in is taken back (a running server sees it here).
         if let Err(error) = batch::recover(&self.root) {
             tracing::warn!(%error, "an interrupted import could not be taken back yet");
         }
-        let mut report = catalog::sync(self, depth, prepared).await?;
+        let mut report = catalog::sync(self, depth, &mut prepared).await?;
         if report.facets_changed {
             self.reload_facets()?;
         }
-        let notes = notes::sync::sync(self, depth).await?;
+        let notes = notes::sync::sync(self, depth, &mut prepared).await?;
         report.add(notes);
         Ok(report)
     }
@@ -242,9 +244,9 @@ impl Journal {
         .await
         .map_err(|e| JournalError::Invalid(format!("the indexing task failed: {e}")))??;
         self.notes.start_over();
-        let mut report = catalog::sync(self, catalog::Depth::Full, catalog::Prepared::default()).await?;
+        let mut report = catalog::sync(self, catalog::Depth::Full, &mut prepared::Prepared::default()).await?;
         self.reload_facets()?;
-        report.add(notes::sync::sync(self, catalog::Depth::Full).await?);
+        report.add(notes::sync::sync(self, catalog::Depth::Full, &mut prepared::Prepared::default()).await?);
         Ok(report)
     }
 }

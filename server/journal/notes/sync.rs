@@ -22,6 +22,7 @@ use crate::journal::background;
 use crate::journal::catalog::{Depth, SyncReport, finish};
 use crate::journal::day::Day;
 use crate::journal::index::IndexDoc;
+use crate::journal::prepared::{Prepared, PreparedNote, Written, body_at};
 use crate::journal::{Journal, JournalError};
 
 /// A full scan (a `stat` of every note) runs at the latest this many times its own duration after
@@ -82,6 +83,9 @@ async fn catalogued(pool: &Pool, paths: &[String]) -> Result<Vec<Arc<Note>>, Jou
         .collect())
 }
 
+/// A changed file: its path and stamp, and the note when this process just wrote it.
+type Change = (String, Stamp, Option<Written<PreparedNote>>);
+
 /// One changed file, read.
 struct Parsed {
     path: String,
@@ -91,7 +95,7 @@ struct Parsed {
 }
 
 /// Brings the vault's catalog, index and set up to date. Callers hold the journal's sync lock.
-pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, JournalError> {
+pub async fn sync(journal: &Arc<Journal>, depth: Depth, prepared: &mut Prepared) -> Result<SyncReport, JournalError> {
     let vault = &journal.notes;
     let mut report = SyncReport::default();
     if !vault.root.is_dir() {
@@ -146,7 +150,7 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
     // Comparing 100,000 stamps takes tens of milliseconds, kept off the runtime's threads, which
     // answer requests meanwhile, and below their priority.
     let current = vault.set();
-    let (mut scanned, mut changed, mut removed, dropped, behind) = background::run("comparing", move || {
+    let (mut scanned, changed, mut removed, dropped, behind) = background::run("comparing", move || {
         let mut known = stamps_of(&known)?;
         let mut changed: Vec<(String, Stamp)> = Vec::new();
         // Files the catalog has as they are but this process's set does not: another process (a
@@ -179,6 +183,13 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth) -> Result<SyncReport, Jo
     })
     .await??;
 
+    let mut changed: Vec<Change> = changed
+        .into_iter()
+        .map(|(path, stamp)| {
+            let written = prepared.take_note(&path, stamp.size);
+            (path, stamp, written)
+        })
+        .collect();
     let mut updated: HashMap<String, Option<Arc<Note>>> = HashMap::new();
     if !reset {
         for path in behind.drop {
@@ -315,7 +326,7 @@ type Chunk = Option<(Vec<Parsed>, Vec<String>, SyncReport)>;
 /// changed notes (this sync cleared them), so that they are added without looking for old copies.
 fn index_chunk(
     journal: &Journal,
-    changed: Vec<(String, Stamp)>,
+    changed: Vec<Change>,
     removed: Vec<String>,
     clear: bool,
     fresh: bool,
@@ -333,7 +344,7 @@ fn index_chunk(
     // read on a thread per core, each adding its documents to the one writer.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
     let per_thread = changed.len().div_ceil(threads).max(1);
-    let mut pieces: Vec<Vec<(String, Stamp)>> = Vec::with_capacity(threads);
+    let mut pieces: Vec<Vec<Change>> = Vec::with_capacity(threads);
     let mut rest = changed;
     while rest.len() > per_thread {
         let tail = rest.split_off(per_thread);
@@ -368,33 +379,40 @@ fn index_chunk(
     Ok(Some((parsed, removed, report)))
 }
 
-/// Reads, parses and indexes some changed notes.
+/// Reads, parses and indexes some changed notes (those this process just wrote, from memory).
 fn read_and_index(
     journal: &Journal,
     writer: &IndexWriter,
-    changed: Vec<(String, Stamp)>,
+    changed: Vec<Change>,
     fresh: bool,
 ) -> (Vec<Parsed>, SyncReport) {
-    let index = &journal.index;
     let mut report = SyncReport::default();
     let mut parsed = Vec::with_capacity(changed.len());
-    for (path, stamp) in changed {
-        if !fresh {
-            // A copy indexed before a crash (the index is committed before the catalog) goes.
-            index.remove(writer, &file_key(&path));
-        }
-        let outcome = match journal.notes.read_file(&path) {
-            None => Err("the file could not be read".to_string()),
-            Some((bytes, _)) => note::read(&path, &bytes, stamp.mtime_ns / 1_000_000).map(|read| {
-                if read.note.access != Access::Private {
-                    let doc = document(&read.note, read.body);
-                    report.bytes += doc.body.len() as u64;
-                    if let Err(error) = index.put(writer, &doc) {
-                        tracing::warn!(note = %path, %error, "a note could not be indexed");
-                    }
+    for (path, stamp, written) in changed {
+        let modified_ms = stamp.mtime_ns / 1_000_000;
+        let outcome = match written {
+            Some(written) => {
+                let PreparedNote {
+                    mut note,
+                    bytes,
+                    body_start,
+                    day,
+                } = written.value;
+                note.modified_ms = modified_ms;
+                // Indexed while written, under the day its file has (unless this sync cleared the
+                // index): nothing left to index.
+                if !(written.indexed && !fresh && day_of(&note) == day) {
+                    index_note(journal, writer, &note, body_at(&bytes, body_start), fresh, &mut report);
                 }
-                Arc::new(read.note)
-            }),
+                Ok(Arc::new(note))
+            }
+            None => match journal.notes.read_file(&path) {
+                None => Err("the file could not be read".to_string()),
+                Some((bytes, _)) => note::read(&path, &bytes, modified_ms).map(|read| {
+                    index_note(journal, writer, &read.note, read.body, fresh, &mut report);
+                    Arc::new(read.note)
+                }),
+            },
         };
         match &outcome {
             Ok(_) => report.indexed += 1,
@@ -403,6 +421,29 @@ fn read_and_index(
         parsed.push(Parsed { path, stamp, outcome });
     }
     (parsed, report)
+}
+
+/// Indexes a note read by this sync: its old copy goes (unless the index holds no note's), then
+/// its document if it has one.
+fn index_note(journal: &Journal, writer: &IndexWriter, note: &Note, body: &str, fresh: bool, report: &mut SyncReport) {
+    let (key, doc) = search_document(note, body);
+    if !fresh {
+        // A copy indexed before a crash (the index is committed before the catalog) goes.
+        journal.index.remove(writer, &key);
+    }
+    if let Some(doc) = doc {
+        report.bytes += doc.body.len() as u64;
+        if let Err(error) = journal.index.put(writer, &doc) {
+            tracing::warn!(note = %note.path, %error, "a note could not be indexed");
+        }
+    }
+}
+
+/// A note's index key, and its search document: none for a private note, whose words must never
+/// surface in a search.
+pub fn search_document(note: &Note, body: &str) -> (String, Option<IndexDoc>) {
+    let doc = (note.access != Access::Private).then(|| document(note, body));
+    (file_key(&note.path), doc)
 }
 
 /// The index's key of a note's documents (apart from the journal's own files, which are keyed by
