@@ -6,7 +6,9 @@
 //! competes with the threads answering agents and shows in their slowest answers; at a lowered one
 //! it yields to them and still runs at full speed on an idle machine. Only work that holds no lock
 //! a request could wait on belongs here (the index writer and the catalog's transactions stay on
-//! the normal pool), so a starved scan delays nothing but itself.
+//! the normal pool), so a starved scan delays nothing but itself. An import's indexing thread
+//! (`preindex`) lowers itself too although it holds the index writer: a sync that finds the writer
+//! taken leaves its work for later rather than waiting, so only the import itself waits on it.
 
 use super::JournalError;
 
@@ -34,11 +36,11 @@ where
         .map_err(|_| JournalError::Invalid(format!("the {what} task failed")))
 }
 
-/// Lowers the calling thread's priority, relative to what it inherited (a nice value is absolute,
-/// and a server already started with `nice` must not get a *higher* one here). On Linux a nice
-/// value belongs to one thread (the call names the process, but the kernel applies it to the caller
-/// alone); elsewhere it would lower the whole process, so nothing changes there. A refusal is
-/// harmless: the work runs at normal priority.
+/// Lowers the calling thread's priority (and that of the threads it starts later), relative to what
+/// it inherited (a nice value is absolute, and a server already started with `nice` must not get a
+/// *higher* one here). On Linux a nice value belongs to one thread (the call names the process, but
+/// the kernel applies it to the caller alone); elsewhere it would lower the whole process, so
+/// nothing changes there. A refusal is harmless: the work runs at normal priority.
 pub(super) fn lower_priority() {
     #[cfg(target_os = "linux")]
     {
