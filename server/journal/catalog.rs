@@ -354,15 +354,11 @@ fn index_chunk(journal: &Journal, changed: Vec<Change>, removed: Vec<String>) ->
     {
         // Every file was indexed while it was written: no writer (and no commit) is needed.
         let mut report = SyncReport::default();
-        let parsed = changed
+        let parsed: Vec<Parsed> = changed
             .into_iter()
-            .filter_map(|(path, _, stamp, written)| {
-                let mut item = unfilled(&path, Kind::Transcript, stamp);
-                fill_segment(&mut item, written?.value, false);
-                report.indexed += 1;
-                Some(item)
-            })
+            .filter_map(|(path, _, stamp, written)| Some(from_segment(&path, stamp, written?.value, false)))
             .collect();
+        report.indexed = parsed.len();
         return Ok(Some((parsed, removed, report)));
     }
     let writer = match journal.index.writer() {
@@ -377,13 +373,11 @@ fn index_chunk(journal: &Journal, changed: Vec<Change>, removed: Vec<String>) ->
         let mut item = match segment {
             // Indexed while it was written (`preindex`): only its row is left to write.
             Some(written) if written.indexed => {
-                let mut item = unfilled(&path, Kind::Transcript, stamp);
-                fill_segment(&mut item, written.value, false);
-                parsed.push(item);
+                parsed.push(from_segment(&path, stamp, written.value, false));
                 report.indexed += 1;
                 continue;
             }
-            Some(written) => from_segment(&path, stamp, written.value),
+            Some(written) => from_segment(&path, stamp, written.value, true),
             None => parse(journal.root(), &path, kind, stamp),
         };
         journal.index.remove(&writer, &path);
@@ -541,10 +535,11 @@ fn unfilled(rel: &str, kind: Kind, stamp: Stamp) -> Parsed {
     }
 }
 
-/// The row of a segment this process just wrote, as `parse` would make it from the file.
-fn from_segment(rel: &str, stamp: Stamp, segment: Segment) -> Parsed {
+/// The row of a segment this process just wrote, as `parse` would make it from the file, with its
+/// search document unless it was indexed while written.
+fn from_segment(rel: &str, stamp: Stamp, segment: Segment, with_doc: bool) -> Parsed {
     let mut item = unfilled(rel, Kind::Transcript, stamp);
-    fill_segment(&mut item, segment, true);
+    fill_segment(&mut item, segment, with_doc);
     item
 }
 
