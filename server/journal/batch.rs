@@ -114,10 +114,7 @@ impl Batch {
             let from = next.entry(stem.as_str()).or_insert(1);
             let name = loop {
                 if *from >= MAX_NAMES {
-                    return Err(io::Error::other(format!(
-                        "no free name for {stem} in {}",
-                        self.dir.display()
-                    )));
+                    return Err(no_free_name(stem, &self.dir));
                 }
                 let name = numbered(stem, *from);
                 *from += 1;
@@ -351,10 +348,16 @@ fn link_unique(staged: &Path, dir: &Path, stem: &str, next: &mut u32) -> io::Res
             Err(error) => return Err(error),
         }
     }
-    Err(io::Error::other(format!(
-        "no free name for {stem} in {}",
-        dir.display()
-    )))
+    Err(no_free_name(stem, dir))
+}
+
+/// The error of a stem whose every name `unique_names` offers is taken.
+fn no_free_name(stem: &str, dir: &Path) -> io::Error {
+    io::Error::other(format!(
+        "no free name for {stem} in {}: every name up to {stem}-{}.md is taken; import under another time or into another folder",
+        dir.display(),
+        MAX_NAMES - 1
+    ))
 }
 
 fn private_new_file(path: &Path) -> io::Result<File> {

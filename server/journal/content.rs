@@ -452,7 +452,7 @@ fn read_item(journal: &Journal, path: &str) -> Result<String, JournalError> {
 mod tests {
     use super::*;
 
-    /// An import indexes the segments it keeps in memory (`catalog::Prepared`), so each must be
+    /// An import catalogues the segments it keeps in memory (`journal::prepared`), so each must be
     /// exactly what parsing the file it wrote gives back, for any name and text an import accepts.
     #[test]
     fn an_imported_segment_is_what_its_file_parses_as() {
