@@ -221,6 +221,51 @@ pub fn make_private(path: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// An advisory lock on a file beside what it guards (`graph.lock`, `notes.lock`), held until it is
+/// dropped. The system drops it when its process dies, so a killed writer never leaves it taken.
+/// It excludes other processes and, being a lock of an open file, other holders in this process too.
+#[derive(Debug)]
+pub struct Lock {
+    file: File,
+}
+
+/// How a lock was not taken.
+#[derive(Debug)]
+pub enum LockError {
+    /// Another holder kept it for the whole wait.
+    Busy,
+    Io(io::Error),
+}
+
+impl Lock {
+    /// Takes the lock at `path` (created when missing), waiting at most `wait` for its holder.
+    /// Blocking: call it off the async threads.
+    pub fn take(path: &Path, wait: std::time::Duration) -> Result<Lock, LockError> {
+        let mut options = OpenOptions::new();
+        options.create(true).truncate(false).write(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(path).map_err(LockError::Io)?;
+        let started = std::time::Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(Lock { file }),
+                Err(fs::TryLockError::WouldBlock) if started.elapsed() < wait => {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(fs::TryLockError::WouldBlock) => return Err(LockError::Busy),
+                Err(fs::TryLockError::Error(e)) => return Err(LockError::Io(e)),
+            }
+        }
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = self.file.unlock();
+    }
+}
+
 /// Flushes a folder's entries (names created, renamed or removed in it) to disk.
 pub fn sync_dir(path: &Path) -> io::Result<()> {
     let path = if path.as_os_str().is_empty() {

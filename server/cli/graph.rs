@@ -2,6 +2,7 @@
 //! anything: retype any connection, remove any, and keep a note of their own on each. Changes go
 //! through the graph's one gate, like an agent's.
 
+use super::shown;
 use std::sync::Arc;
 
 use anyhow::bail;
@@ -85,7 +86,7 @@ pub async fn run(dir: &std::path::Path, command: GraphCommand) -> anyhow::Result
             let made = change(&journal, Change::Note { id, text }).await?;
             println!("{}", line(&made));
             for note in &made.notes {
-                println!("    {}: {}", note.author, note.text);
+                println!("    {}: {}", shown::line(note.author.as_str()), shown::line(&note.text));
             }
             Ok(())
         }
@@ -116,14 +117,18 @@ async fn change(journal: &Arc<Journal>, change: Change) -> anyhow::Result<Connec
 
 /// A connection in one line: `c-... from → to [type] by who at when`.
 fn line(connection: &Connection) -> String {
-    let kind = connection.kind.as_ref().map(|k| format!(" [{k}]")).unwrap_or_default();
+    let kind = connection
+        .kind
+        .as_ref()
+        .map(|k| format!(" [{}]", shown::line(k)))
+        .unwrap_or_default();
     format!(
         "{}  {} → {}{kind}  by {} at {}",
-        connection.id,
-        connection.from,
-        connection.to,
-        connection.creator(),
-        connection.created_at
+        shown::line(&connection.id),
+        shown::line(&connection.from),
+        shown::line(&connection.to),
+        shown::line(connection.creator().as_str()),
+        shown::line(&connection.created_at)
     )
 }
 
@@ -169,7 +174,12 @@ async fn list(journal: &Arc<Journal>, item: Option<&str>, kind: Option<&str>) ->
         };
         println!("{}{gone}", line(connection));
         for note in &connection.notes {
-            println!("    {} ({}): {}", note.author, note.at, note.text.replace('\n', " "));
+            println!(
+                "    {} ({}): {}",
+                shown::line(note.author.as_str()),
+                note.at,
+                shown::line(&note.text.replace('\n', " "))
+            );
         }
     }
     Ok(())

@@ -1,6 +1,7 @@
 //! `journal mcp ...`: keys and the activity log, and the dispatch to grants (`permission`) and
 //! sign-in (`oauth`).
 
+use super::shown;
 use std::path::Path;
 
 use clap::Subcommand;
@@ -197,10 +198,10 @@ pub async fn run(dir: &Path, command: McpCommand) -> anyhow::Result<()> {
                 println!(
                     "{}  {}  {}  {}{}",
                     format_timestamp(entry.at),
-                    entry.connection_label,
-                    entry.tool,
+                    shown::line(&entry.connection_label),
+                    shown::line(&entry.tool),
                     entry.outcome,
-                    detail
+                    shown::line(&detail)
                 );
             }
         }

@@ -11,6 +11,7 @@ mod permission;
 mod proposals;
 mod route;
 mod serve;
+mod shown;
 mod trash;
 
 use std::path::PathBuf;

@@ -1,5 +1,6 @@
 //! `journal notes`: which folder of markdown notes the journal serves, and what it found there.
 
+use super::shown;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -107,15 +108,15 @@ async fn history(journal_dir: &Path, path: &str) -> anyhow::Result<()> {
         let what = match (&v.before_hash, &v.new_path) {
             (None, _) => "created".to_string(),
             (_, None) => "deleted".to_string(),
-            (_, Some(to)) if *to == path => format!("moved here from {}", v.path),
-            (_, Some(to)) if *to != v.path => format!("moved to {to}"),
+            (_, Some(to)) if *to == path && v.path != path => format!("moved here from {}", shown::line(&v.path)),
+            (_, Some(to)) if *to != v.path => format!("moved to {}", shown::line(to)),
             _ if v.tool == "note_move" => "links updated".to_string(),
             _ => "changed".to_string(),
         };
         let by = if v.label.is_empty() {
-            v.actor.clone()
+            shown::line(&v.actor).into_owned()
         } else {
-            format!("{} ({})", v.actor, v.label)
+            format!("{} ({})", shown::line(&v.actor), shown::line(&v.label))
         };
         let mut how = v.tool.clone();
         if let Some(id) = v.proposal_id {

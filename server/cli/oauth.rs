@@ -1,5 +1,6 @@
 //! `journal mcp pairing ...` and `journal mcp oauth ...`: opening sign-in, and the apps signed in.
 
+use super::shown;
 use std::sync::Arc;
 
 use anyhow::bail;
@@ -114,8 +115,8 @@ pub async fn oauth(journal: &Arc<Journal>, command: OauthCommand) -> anyhow::Res
                 let state = if entry.expires_at <= now { "ended" } else { "ends" };
                 println!(
                     "{}  {}  route {}  paired {}  {state} {}  last used {}  {}",
-                    entry.client_id,
-                    entry.connection.label,
+                    shown::line(&entry.client_id),
+                    shown::line(&entry.connection.label),
                     entry.route,
                     format_timestamp(entry.paired_at),
                     format_timestamp(entry.expires_at),

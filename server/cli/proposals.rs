@@ -1,6 +1,7 @@
 //! `journal proposals ...`: the owner's review, in the terminal, of the changes agents in propose
 //! mode asked for: list them, show one's diff, accept or reject it.
 
+use super::shown;
 use std::sync::Arc;
 
 use anyhow::bail;
@@ -88,9 +89,9 @@ async fn list(journal: &Arc<Journal>, status: &str, label: Option<&str>) -> anyh
             p.id,
             p.status.as_str(),
             format_timestamp(p.at),
-            p.label,
-            p.tool,
-            p.path
+            shown::line(&p.label),
+            shown::line(&p.tool),
+            shown::line(&p.path)
         );
     }
     Ok(())
@@ -104,14 +105,14 @@ async fn show(journal: &Arc<Journal>, id: i64) -> anyhow::Result<()> {
         "proposal {}: {} by {} at {}",
         p.id,
         p.status.as_str(),
-        p.label,
+        shown::line(&p.label),
         format_timestamp(p.at)
     );
-    println!("{} {}", p.tool, p.arguments);
+    println!("{} {}", shown::line(&p.tool), shown::line(&p.arguments));
     if !p.reason.is_empty() {
-        println!("reason: {}", p.reason);
+        println!("reason: {}", shown::line(&p.reason));
     }
-    print!("{}", p.diff);
+    print!("{}", shown::text(&p.diff));
     if p.status != Status::Pending {
         return Ok(());
     }
@@ -125,8 +126,8 @@ async fn show(journal: &Arc<Journal>, id: i64) -> anyhow::Result<()> {
     if preview.stale {
         println!("the note changed since this was proposed; made to the note as it is now, the change is:");
         match preview.diff_now {
-            Ok(diff) => print!("{diff}"),
-            Err(why) => println!("(it cannot be made now: {why})"),
+            Ok(diff) => print!("{}", shown::text(&diff)),
+            Err(why) => println!("(it cannot be made now: {})", shown::line(&why)),
         }
         println!("accept it with --onto-current, or reject it");
     }
@@ -143,7 +144,7 @@ async fn accept(journal: &Arc<Journal>, id: i64, onto_current: bool) -> anyhow::
         graph::gate::accept(journal, &p, viewer)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
-        println!("accepted proposal {id}: {}", p.path);
+        println!("accepted proposal {id}: {}", shown::line(&p.path));
         return Ok(());
     }
     let reader = connections::reader(&journal.db, &p.connection_id, &journal.facets()).await?;

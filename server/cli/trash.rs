@@ -1,6 +1,7 @@
 //! `journal trash ...`: the notes agents deleted (`note_delete`), kept in the notes' history, and
 //! bringing them back.
 
+use super::shown;
 use std::sync::Arc;
 
 use clap::Subcommand;
@@ -44,13 +45,16 @@ async fn list(journal: &Arc<Journal>) -> anyhow::Result<()> {
         );
         return Ok(());
     }
-    let root = journal.notes.root();
+    let walls = journal.notes.walls();
     for (id, versions) in deletions {
         let Some(first) = versions.first() else { continue };
-        let back = versions.iter().filter(|v| root.join(&v.path).exists()).count();
+        let back = versions
+            .iter()
+            .filter(|v| walls.file(&v.path).is_some_and(|f| f.exists()))
+            .count();
         let notes = match versions.len() {
-            1 => first.path.clone(),
-            n => format!("{} and {} more", first.path, n - 1),
+            1 => shown::line(&first.path).into_owned(),
+            n => format!("{} and {} more", shown::line(&first.path), n - 1),
         };
         let state = match back {
             0 => String::new(),
@@ -60,8 +64,8 @@ async fn list(journal: &Arc<Journal>) -> anyhow::Result<()> {
         println!(
             "{id:>5}  {}  {} ({})  {notes}{state}",
             format_timestamp(first.at),
-            first.actor,
-            first.label
+            shown::line(&first.actor),
+            shown::line(&first.label)
         );
     }
     println!("`journal trash restore ID` brings a deletion's notes back");

@@ -37,11 +37,37 @@ pub fn split(text: &str) -> Result<(&str, &str), FrontmatterError> {
     Err(FrontmatterError::MissingClose)
 }
 
+/// The largest YAML block read, in bytes: frontmatter is a few keys, never a document.
+pub const MAX_YAML_BYTES: usize = 256 * 1024;
+
+/// What a YAML block may grow to once read: text of all its scalars, aliases repeated. An alias
+/// repeats what its anchor names, so 30 KB of YAML can otherwise stand for tens of megabytes.
+pub const MAX_EXPANDED_BYTES: usize = 1024 * 1024;
+
 /// Reads the frontmatter into `T` and returns it with the body.
 pub fn parse<T: DeserializeOwned>(text: &str) -> Result<(T, &str), FrontmatterError> {
     let (yaml, body) = split(text)?;
-    let value = serde_saphyr::from_str::<T>(yaml).map_err(|e| FrontmatterError::Yaml(yaml_error(&e)))?;
+    if yaml.len() > MAX_YAML_BYTES {
+        return Err(FrontmatterError::Yaml(format!(
+            "the block is larger than {} KiB; keep long text in the body",
+            MAX_YAML_BYTES / 1024
+        )));
+    }
+    let value = serde_saphyr::from_str_with_options::<T>(yaml, options())
+        .map_err(|e| FrontmatterError::Yaml(yaml_error(&e)))?;
     Ok((value, body))
+}
+
+/// The parser's budgets, tightened for frontmatter: what aliases expand to counts against
+/// `MAX_EXPANDED_BYTES`, and a block has at most a few thousand aliases and nodes.
+fn options() -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_total_scalar_bytes = MAX_EXPANDED_BYTES;
+    budget.max_recorded_anchor_bytes = MAX_EXPANDED_BYTES;
+    budget.max_aliases = 1_000;
+    budget.max_nodes = 50_000;
+    budget.max_events = 200_000;
+    serde_saphyr::options! { budget: Some(budget) }
 }
 
 /// A YAML error as one line that names the line of the file: the parser counts from the first line

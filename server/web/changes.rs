@@ -146,13 +146,13 @@ async fn render_list(
         (Ok(versions), Ok(deletions)) => (versions, deletions),
         (Err(error), _) | (_, Err(error)) => return failed(ChangeError::Db(error)),
     };
-    let root = state.journal.notes.root();
+    let walls = state.journal.notes.walls();
     let trash = deletions
         .into_iter()
         .filter_map(|(id, versions)| {
             let first = versions.first()?;
             // A few stats per row, for at most TRASH rows: cheap enough for the async thread.
-            let back = versions.iter().all(|v| root.join(&v.path).exists());
+            let back = versions.iter().all(|v| walls.file(&v.path).is_some_and(|f| f.exists()));
             Some(TrashRow {
                 id,
                 at: format_timestamp(first.at),

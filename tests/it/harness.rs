@@ -60,7 +60,13 @@ impl TestServer {
     }
 
     async fn start_in_with(dir: tempfile::TempDir, options: server::Options) -> TestServer {
-        let journal = Journal::open(dir.path()).await.unwrap();
+        let root = dir.path().to_path_buf();
+        TestServer::start_at(dir, &root, options).await
+    }
+
+    /// A server over the journal at `root`, somewhere in `dir` (which the server keeps).
+    pub async fn start_at(dir: tempfile::TempDir, root: &Path, options: server::Options) -> TestServer {
+        let journal = Journal::open(root).await.unwrap();
         let running = server::start_with(journal.clone(), "127.0.0.1:0".parse().unwrap(), options)
             .await
             .unwrap();

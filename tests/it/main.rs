@@ -22,3 +22,4 @@ mod soak;
 mod store;
 mod sweep;
 mod tools;
+mod write_safety;

@@ -639,10 +639,7 @@ async fn a_move_refuses_overwrites_hidden_notes_in_the_way_and_kind_changes() {
     let cases = [
         (json!({"from": "Notes A.md", "to": "Inbox.md"}), "already exists"),
         (json!({"from": "Notes A.md", "to": "Notes A.md"}), "already there"),
-        (
-            json!({"from": "Notes A.md", "to": "Notes A.html"}),
-            "stays a markdown note",
-        ),
+        (json!({"from": "Notes A.md", "to": "Notes A.html"}), "not a note"),
         (json!({"from": "Notes A.md", "to": "../outside.md"}), "path"),
         (json!({"from": "Projects/", "to": "Projects/Deeper"}), "into itself"),
         (json!({"from": "Projects/", "to": "Elsewhere.md"}), "moves to a folder"),

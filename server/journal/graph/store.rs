@@ -11,7 +11,7 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::Connection;
 use crate::fsio;
@@ -183,14 +183,11 @@ pub fn load(root: &Path) -> Result<Graph, StoreError> {
 /// Changes the graph: reads it under the lock, lets `change` change it, and writes it back when
 /// `change` answers `Ok` (nothing is written otherwise). Blocking: call it off the async threads.
 pub fn update<T, E: From<StoreError>>(root: &Path, change: impl FnOnce(&mut Graph) -> Result<T, E>) -> Result<T, E> {
-    let lock = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(root.join(LOCK))
-        .map_err(StoreError::Io)?;
-    take(&lock)?;
-    let result = (|| {
+    let _lock = fsio::Lock::take(&root.join(LOCK), LOCK_WAIT).map_err(|e| match e {
+        fsio::LockError::Busy => StoreError::Busy,
+        fsio::LockError::Io(e) => StoreError::Io(e),
+    })?;
+    (|| {
         let mut graph = load(root)?;
         let before = graph.clone();
         let answer = change(&mut graph)?;
@@ -198,24 +195,7 @@ pub fn update<T, E: From<StoreError>>(root: &Path, change: impl FnOnce(&mut Grap
             fsio::write_atomic(&path(root), graph.to_text().as_bytes()).map_err(StoreError::Io)?;
         }
         Ok(answer)
-    })();
-    let _ = lock.unlock();
-    result
-}
-
-/// Takes the lock, waiting at most `LOCK_WAIT` for another process to finish its change.
-fn take(lock: &fs::File) -> Result<(), StoreError> {
-    let started = Instant::now();
-    loop {
-        match lock.try_lock() {
-            Ok(()) => return Ok(()),
-            Err(fs::TryLockError::WouldBlock) if started.elapsed() < LOCK_WAIT => {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            Err(fs::TryLockError::WouldBlock) => return Err(StoreError::Busy),
-            Err(fs::TryLockError::Error(e)) => return Err(StoreError::Io(e)),
-        }
-    }
+    })()
 }
 
 #[cfg(test)]

@@ -5,6 +5,12 @@
 //! the new text), its previous version is recorded in the history (`history`), then the file is
 //! replaced (`write::commit`); a commit that fails forgets the version, so that the history and the
 //! files agree. Afterwards a quick sync makes the change visible to reads and searches.
+//!
+//! One writer at a time: from the plan (where the note is read and its hash compared) to the
+//! rename, a change holds `notes.lock` in the journal folder (`Writer`), which every process on the
+//! journal takes, so two agents appending at once both land, and of two writes with the same
+//! `expected_hash` exactly one is made. Only the owner's own editor writes without it; the
+//! comparison just before the rename narrows that window to the rename itself.
 
 use std::sync::Arc;
 
@@ -17,8 +23,33 @@ use super::write::{self, Change, Plan, WriteError, Written};
 use crate::journal::Journal;
 
 /// A change without an expected hash is planned again this many times when the note changes
-/// between its plan and its commit (another writer, or the owner saving).
+/// between its plan and its commit (the owner saving in an editor, which takes no lock).
 const ATTEMPTS: usize = 3;
+
+/// The lock file that makes one writer of notes at a time, in the journal folder.
+pub const WRITER_LOCK: &str = "notes.lock";
+
+/// How long a change waits for the writer before it (in this process or another) to finish.
+const WRITER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The right to change notes: one holder at a time across every process on this journal, from the
+/// plan to the rename (see the module's doc). Dropped, it lets the next writer in.
+pub struct Writer {
+    _lock: crate::fsio::Lock,
+}
+
+/// Waits for the right to change notes.
+async fn writer(journal: &Arc<Journal>) -> Result<Writer, ChangeError> {
+    let path = journal.root().join(WRITER_LOCK);
+    let taken = tokio::task::spawn_blocking(move || crate::fsio::Lock::take(&path, WRITER_WAIT))
+        .await
+        .map_err(|e| ChangeError::Failed(e.to_string()))?;
+    match taken {
+        Ok(lock) => Ok(Writer { _lock: lock }),
+        Err(crate::fsio::LockError::Busy) => Err(ChangeError::Busy),
+        Err(crate::fsio::LockError::Io(e)) => Err(ChangeError::Failed(format!("{WRITER_LOCK}: {e}"))),
+    }
+}
 
 /// Why a change was not made (or not staged). Nothing changed in any case.
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +73,9 @@ pub enum ChangeError {
     Stale { path: String, current: String },
     #[error("{0}")]
     Invalid(String),
+    /// Another writer of the notes held them for the whole wait.
+    #[error("another change to the notes is taking long; nothing was changed, try again in a moment")]
+    Busy,
     #[error("the journal database: {0}")]
     Db(#[from] sqlx::Error),
     #[error("the change could not be made: {0}")]
@@ -287,11 +321,13 @@ pub async fn revert(
         let versions = history::of_change(&journal.db, version.change_id).await?;
         return revert_move(journal, version.change_id, versions, &record).await;
     }
-    let root = journal.notes.root().to_path_buf();
+    let writer = writer(journal).await?;
+    let walls = journal.notes.walls().clone();
     let path = version.path.clone();
     let expected = expected_hash.map(str::to_string);
-    let plan = blocking(move || write::plan_restore(&root, &path, before, expected.as_deref())).await?;
-    let mut made = commit_recorded(journal, vec![plan], &record).await?;
+    let plan = blocking(move || write::plan_restore(&walls, &path, before, expected.as_deref())).await?;
+    let mut made = commit_recorded(journal, &writer, vec![plan], &record).await?;
+    settle(journal, writer).await;
     Ok(made.remove(0))
 }
 
@@ -306,7 +342,8 @@ async fn revert_move(
     record: &ChangeRecord,
 ) -> Result<Written, ChangeError> {
     let named = record.reverted;
-    let root = journal.notes.root().to_path_buf();
+    let writer = writer(journal).await?;
+    let walls = journal.notes.walls().clone();
     let plans = blocking(move || {
         let mut moves = Vec::new();
         let mut rewrites = Vec::new();
@@ -325,13 +362,13 @@ async fn revert_move(
             let plan = match version.new_path.as_deref() {
                 Some(new_path) if new_path != version.path => {
                     let plan =
-                        write::plan_move_back(&root, new_path, version.after_hash.as_deref(), &version.path, bytes)
+                        write::plan_move_back(&walls, new_path, version.after_hash.as_deref(), &version.path, bytes)
                             .map_err(changed_since)?;
                     let first = Some(version.id) == named;
                     moves.push((first, plan));
                     continue;
                 }
-                _ => write::plan_restore(&root, &version.path, Some(bytes), version.after_hash.as_deref())
+                _ => write::plan_restore(&walls, &version.path, Some(bytes), version.after_hash.as_deref())
                     .map_err(changed_since)?,
             };
             rewrites.push(plan);
@@ -344,7 +381,8 @@ async fn revert_move(
             .collect::<Vec<Plan>>())
     })
     .await?;
-    let mut made = commit_recorded(journal, plans, record).await?;
+    let mut made = commit_recorded(journal, &writer, plans, record).await?;
+    settle(journal, writer).await;
     if made.is_empty() {
         return Err(ChangeError::NotFound(format!("change {change_id} has nothing to undo")));
     }
@@ -361,13 +399,14 @@ pub async fn restore(journal: &Arc<Journal>, change_id: i64) -> Result<Vec<Writt
     if versions.is_empty() || versions.iter().any(|(v, _)| v.tool != "note_delete") {
         return Err(not_found());
     }
-    let root = journal.notes.root().to_path_buf();
+    let writer = writer(journal).await?;
+    let walls = journal.notes.walls().clone();
     let plans = blocking(move || {
         versions
             .into_iter()
             .map(|(v, before)| {
                 // "" expects no note there: a restore never replaces one.
-                write::plan_restore(&root, &v.path, before, Some("")).map_err(|error| match error {
+                write::plan_restore(&walls, &v.path, before, Some("")).map_err(|error| match error {
                     WriteError::Conflict { .. } | WriteError::NotCreatable(_) => WriteError::Refused(format!(
                         "{} is taken again; move that note away first, or bring back this one alone with `journal \
                          notes revert`",
@@ -385,7 +424,9 @@ pub async fn restore(journal: &Arc<Journal>, change_id: i64) -> Result<Vec<Writt
         proposal_id: None,
         reverted: None,
     };
-    commit_recorded(journal, plans, &record).await
+    let made = commit_recorded(journal, &writer, plans, &record).await?;
+    settle(journal, writer).await;
+    Ok(made)
 }
 
 /// One review at a time in this process: two windows accepting the same proposal apply it once.
@@ -444,21 +485,23 @@ async fn make(
     expected_hash: Option<String>,
     record: &ChangeRecord,
 ) -> Result<Made, ChangeError> {
+    let writer = writer(journal).await?;
     let mut attempt = 1;
     loop {
         let plans = plan(journal, request, expected_hash.clone()).await?;
-        match commit_recorded(journal, plans, record).await {
+        match commit_recorded(journal, &writer, plans, record).await {
             Err(ChangeError::Write(WriteError::Conflict { .. })) if expected_hash.is_none() && attempt < ATTEMPTS => {
                 attempt += 1;
             }
             Err(error) => return Err(error),
             Ok(notes) => {
+                settle(journal, writer).await;
                 if matches!(
                     request.change,
                     Change::Delete { folder: true } | Change::Move { folder: true, .. }
                 ) {
-                    let (root, folder) = (journal.notes.root().to_path_buf(), request.path.clone());
-                    let _ = tokio::task::spawn_blocking(move || write::remove_empty_folders(&root, &folder)).await;
+                    let (walls, folder) = (journal.notes.walls().clone(), request.path.clone());
+                    let _ = tokio::task::spawn_blocking(move || write::remove_empty_folders(&walls, &folder)).await;
                 }
                 let hash = match (notes.as_slice(), &request.change) {
                     ([one], _) => one.hash.clone(),
@@ -490,10 +533,10 @@ async fn plan(
             tracing::warn!(%error, "the notes could not be synced before a move; links are found as of the last sync");
         }
     }
-    let root = journal.notes.root().to_path_buf();
+    let walls = journal.notes.walls().clone();
     let set = journal.notes.set();
     let (reader, path, change) = (request.reader.clone(), request.path.clone(), request.change.clone());
-    blocking(move || write::plan_all(&root, &set, &reader, &path, &change, expected_hash.as_deref())).await
+    blocking(move || write::plan_all(&walls, &set, &reader, &path, &change, expected_hash.as_deref())).await
 }
 
 /// The diff of every note a change touches, one after another.
@@ -501,10 +544,11 @@ fn diff_of(plans: &[Plan]) -> String {
     plans.iter().map(Plan::diff).collect()
 }
 
-/// Records the versions the plans replace, commits them (forgetting the versions if that fails),
-/// then syncs the catalog and keeps the history within its bounds.
+/// Records the versions the plans replace and commits them (forgetting the versions if that
+/// fails), as the one writer of the notes; the graph follows the notes that moved.
 async fn commit_recorded(
     journal: &Arc<Journal>,
+    _writer: &Writer,
     plans: Vec<Plan>,
     record: &ChangeRecord,
 ) -> Result<Vec<Written>, ChangeError> {
@@ -529,11 +573,16 @@ async fn commit_recorded(
         }
     };
     follow_moves(journal, &written).await;
-    // The change is on disk (acknowledged from here on); the sync makes it visible to reads and
-    // searches. A failed sync is retried by the upkeep and does not undo the change.
+    Ok(written)
+}
+
+/// After a commit: lets the next writer in, then syncs the catalog and keeps the history within
+/// its bounds. The change is on disk (acknowledged from here on); the sync makes it visible to
+/// reads and searches. A failed sync is retried by the upkeep and does not undo the change.
+async fn settle(journal: &Arc<Journal>, writer: Writer) {
+    drop(writer);
     sync_written(journal).await;
     prune(journal).await;
-    Ok(written)
 }
 
 /// How long a change's sync waits for the index writer that another process holds.

@@ -26,20 +26,20 @@ pub async fn import_notes(
         ));
     }
     let folder = rules::typed_folder(folder).map_err(|e| JournalError::Invalid(format!("--folder: {e}")))?;
-    if !folder.is_empty() && !rules::is_note_path(&format!("{folder}/x.md")) {
-        return Err(JournalError::Invalid(format!(
-            "--folder: \"{folder}\" is not a folder notes can be in (no part may start with a dot)"
-        )));
-    }
+    let dir = if folder.is_empty() {
+        journal.notes.root().to_path_buf()
+    } else {
+        journal.notes.walls().folder(&folder).ok_or_else(|| {
+            JournalError::Invalid(format!(
+                "--folder: \"{folder}\" is not a folder notes can be in (quarantined: a part starting with a dot, \
+                 _private or Widgets; reached through a link; or the journal's own folder); name another"
+            ))
+        })?
+    };
     tracing::debug!(files = files.len(), "import: begun");
     let read = parallel::map(files, |file| read_one(file, &folder));
     let notes = read.into_iter().collect::<Result<Vec<Checked>, JournalError>>()?;
     tracing::debug!("import: read and checked");
-    let dir = if folder.is_empty() {
-        journal.notes.root().to_path_buf()
-    } else {
-        journal.notes.root().join(&folder)
-    };
     let mut batch = Batch::begin(journal.root(), &dir).map_err(|e| JournalError::io(&dir, e))?;
     let stems: Vec<String> = notes.iter().map(|checked| checked.stem.clone()).collect();
     // Indexed under the names the batch will take while its files are written (`preindex`).

@@ -6,6 +6,8 @@
 //! ranges let later moves rewrite exactly the link they mean. This module does not decide anything
 //! about access or paths beyond resolving a relative link against the note's folder.
 
+use std::collections::HashSet;
+
 use pulldown_cmark::{Event, LinkType, Options, Parser, Tag, TagEnd};
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +51,7 @@ pub struct BodyFacts {
 /// Reads a body that starts at byte `offset` of its file, for a note in `folder`.
 pub fn read_body(body: &str, offset: usize, folder: &str) -> BodyFacts {
     let mut facts = BodyFacts::default();
+    let mut seen_tags = HashSet::new();
     let options = Options::ENABLE_WIKILINKS | Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
     let mut in_code = 0usize;
     let mut heading: Option<String> = None;
@@ -73,7 +76,7 @@ pub fn read_body(body: &str, offset: usize, folder: &str) -> BodyFacts {
                     h.push_str(&text);
                 }
                 if in_code == 0 {
-                    inline_tags(body, range.start, &text, &mut facts.tags);
+                    inline_tags(body, range.start, &text, &mut facts.tags, &mut seen_tags);
                 }
             }
             Event::Code(text) if in_first_heading => {
@@ -230,6 +233,10 @@ pub fn percent_decode(text: &str) -> String {
     String::from_utf8(out).unwrap_or_else(|_| text.to_string())
 }
 
+/// At most this many tags are read from one note (the first ones): a note is filed under a few
+/// tags, and 11,000 of them in 55 KB are a way to make every check of the note slow.
+pub const MAX_TAGS: usize = 1000;
+
 /// Whether a character may be part of a tag: letters, digits, `_`, `-` and `/` (nested tags).
 fn tag_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '-' || c == '/'
@@ -238,7 +245,7 @@ fn tag_char(c: char) -> bool {
 /// Finds `#tag`s in one text event. A tag starts after whitespace (or at the start of the body, or
 /// of the event when the file has whitespace before it) and holds at least one non-digit: `#42` is
 /// an issue number, not a tag.
-fn inline_tags(body: &str, event_start: usize, text: &str, tags: &mut Vec<String>) {
+fn inline_tags(body: &str, event_start: usize, text: &str, tags: &mut Vec<String>, seen: &mut HashSet<String>) {
     let mut previous: Option<char> = body[..event_start].chars().next_back();
     for (at, c) in text.char_indices() {
         let boundary = previous.is_none_or(char::is_whitespace);
@@ -249,7 +256,11 @@ fn inline_tags(body: &str, event_start: usize, text: &str, tags: &mut Vec<String
         let rest = &text[at + 1..];
         let len: usize = rest.chars().take_while(|c| tag_char(*c)).map(char::len_utf8).sum();
         let tag = rest[..len].trim_end_matches('/');
-        if !tag.is_empty() && !tag.chars().all(|c| c.is_ascii_digit()) && !tags.iter().any(|t| t == tag) {
+        if tags.len() < MAX_TAGS
+            && !tag.is_empty()
+            && !tag.chars().all(|c| c.is_ascii_digit())
+            && seen.insert(tag.into())
+        {
             tags.push(tag.to_string());
         }
     }

@@ -29,6 +29,7 @@ pub mod rules;
 pub mod scan;
 pub mod set;
 pub mod sync;
+pub mod walls;
 pub mod write;
 
 use std::collections::HashMap;
@@ -59,8 +60,9 @@ const OWN_FOLDERS: [&str; 4] = ["facets", "entities", "transcripts", "memory"];
 pub struct Vault {
     /// The vault folder (canonical when it exists).
     root: PathBuf,
-    /// The journal's folder, skipped when the vault holds it.
-    journal_root: PathBuf,
+    /// The vault folder and the journal's own folder, which every path to a note passes
+    /// (`walls`): the scan skips it and no read or write reaches into it when the vault holds it.
+    walls: walls::Walls,
     set: RwLock<Arc<NoteSet>>,
     /// Folders and their times as of the last scan (None: never scanned), for quick syncs.
     folder_stamps: Mutex<Option<HashMap<String, i64>>>,
@@ -96,8 +98,8 @@ impl Vault {
             sync::load(pool).await?
         };
         Ok(Vault {
+            walls: walls::Walls::with_journal(&root, journal_root),
             root,
-            journal_root: journal_root.to_path_buf(),
             set: RwLock::new(Arc::new(set)),
             folder_stamps: Mutex::new(None),
             reset: AtomicBool::new(reset),
@@ -110,6 +112,11 @@ impl Vault {
     /// The vault folder.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The walls every path to a note passes.
+    pub fn walls(&self) -> &walls::Walls {
+        &self.walls
     }
 
     /// The notes as of the last sync.
@@ -126,10 +133,7 @@ impl Vault {
     /// Reads a note's file as it is now. `None` when it cannot be read (gone since the last sync, or
     /// reached only through a link: the same rule as writes, so nothing outside the vault is read).
     pub fn read_file(&self, path: &str) -> Option<(Vec<u8>, i64)> {
-        if !rules::is_note_path(path) {
-            return None;
-        }
-        let file = write::within(&self.root, path)?;
+        let file = self.walls.file(path)?;
         let meta = std::fs::symlink_metadata(&file).ok()?;
         if !meta.is_file() || meta.len() > note::MAX_NOTE_BYTES {
             return None;

@@ -10,8 +10,8 @@
 //! the rules of `links`) are written again too, if the agent may change them; notes it may not
 //! change keep their text.
 
+use super::walls::Walls;
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
 
 use super::access::{Reader, Sight, sight};
 use super::links::{self, Names};
@@ -24,7 +24,7 @@ use super::write::{self, Found, Plan, Source, WriteError};
 /// Plans the move of the note (or, with `folder`, the folder) at `from` to `to`, and every link it
 /// rewrites: the moves first, then the notes whose links change.
 pub fn plan(
-    root: &Path,
+    walls: &Walls,
     reader: &Reader,
     set: &NoteSet,
     from: &str,
@@ -45,19 +45,21 @@ pub fn plan(
         if rules::under(to, from) {
             return Err(WriteError::Refused(format!("\"{from}\" cannot move into itself")));
         }
-        write::changeable_in(root, reader, from)?
+        write::changeable_in(walls, reader, from)?
     } else {
-        vec![write::changeable(root, reader, from)?]
+        vec![write::changeable(walls, reader, from)?]
     };
     let moved: HashMap<String, String> = moving
         .iter()
         .map(|found| (found.path.clone(), destination(&found.path, from, to, folder)))
         .collect();
     for new in moved.values() {
-        check_free(root, reader, new)?;
+        check_free(walls, reader, new)?;
     }
 
-    let mut before = Names::new(set.all().iter().map(|n| n.path.as_str()));
+    // The vault as this reader sees it: a hidden note takes no part in how a link resolves, so
+    // which links a move writes again never tells whether a hidden note of some name exists.
+    let mut before = Names::new(set.visible(reader).map(|(n, _)| n.path.as_str()));
     for path in moved.keys() {
         before.insert(path);
     }
@@ -80,7 +82,7 @@ pub fn plan(
         let text = std::str::from_utf8(&found.bytes).map_err(|_| write::missing(&found.path))?;
         let rewritten = rewrite.note(text, &found.path, &new)?;
         plans.push(Plan {
-            file: write::within(root, &new).ok_or_else(|| WriteError::NotCreatable(new.clone()))?,
+            file: walls.file(&new).ok_or_else(|| WriteError::NotCreatable(new.clone()))?,
             path: new,
             before: None,
             after: Some(rewritten.unwrap_or_else(|| text.to_string())),
@@ -92,8 +94,8 @@ pub fn plan(
             }),
         });
     }
-    for path in linking_notes(set, &moved) {
-        let Ok(found) = write::changeable(root, reader, &path) else {
+    for path in linking_notes(set, reader, &moved) {
+        let Ok(found) = write::changeable(walls, reader, &path) else {
             // Hidden, read-only or gone: its text stays as the owner wrote it.
             continue;
         };
@@ -118,12 +120,9 @@ fn destination(path: &str, from: &str, to: &str, folder: bool) -> String {
 
 /// A destination must hold nothing: a note the agent sees is named; a hidden note, a folder, any
 /// other file or a quarantined path all answer alike.
-fn check_free(root: &Path, reader: &Reader, path: &str) -> Result<(), WriteError> {
+fn check_free(walls: &Walls, reader: &Reader, path: &str) -> Result<(), WriteError> {
     let refused = || WriteError::NotCreatable(path.to_string());
-    if !rules::is_note_path(path) || rules::quarantined(path) {
-        return Err(refused());
-    }
-    let file = write::within(root, path).ok_or_else(refused)?;
+    let file = walls.file(path).ok_or_else(refused)?;
     match std::fs::symlink_metadata(&file) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(_) => Err(refused()),
@@ -136,13 +135,13 @@ fn check_free(root: &Path, reader: &Reader, path: &str) -> Result<(), WriteError
 
 /// The notes (other than the moving ones) with a link that may name a moving note, as of the last
 /// sync: a relative link to one, or a wikilink with the name of one (before or after the move).
-fn linking_notes(set: &NoteSet, moved: &HashMap<String, String>) -> Vec<String> {
+fn linking_notes(set: &NoteSet, reader: &Reader, moved: &HashMap<String, String>) -> Vec<String> {
     let names: HashSet<String> = moved
         .iter()
         .flat_map(|(old, new)| [stem_of(old).to_lowercase(), stem_of(new).to_lowercase()])
         .collect();
-    set.all()
-        .iter()
+    set.visible(reader)
+        .map(|(note, _)| note)
         .filter(|note| !moved.contains_key(&note.path))
         .filter(|note| {
             note.links.iter().any(|link| match link.kind {
@@ -304,7 +303,30 @@ mod tests {
         to: &str,
         folder: bool,
     ) -> Result<Vec<write::Written>, WriteError> {
-        write::commit_all(plan(dir.path(), &whole(), set, from, to, folder)?)
+        write::commit_all(plan(&Walls::new(dir.path()), &whole(), set, from, to, folder)?)
+    }
+
+    #[test]
+    fn which_links_a_move_writes_again_never_tells_of_a_hidden_note() {
+        let files = [
+            ("A.md", "See [[Plan]].\n"),
+            ("Work/Plan.md", "# Plan\n"),
+            ("Work/Other.md", "See [[Plan]] too.\n"),
+        ];
+        // Nearer the top than the moving note: by the vault's own rules `[[Plan]]` in A.md names it.
+        let hidden = ("S/Plan.md", "---\naccess: private\n---\nthe owner's plan\n");
+        let outcome = |with_hidden: bool| {
+            let mut all = files.to_vec();
+            if with_hidden {
+                all.push(hidden);
+            }
+            let (dir, set) = vault(&all);
+            let written = move_now(&dir, &set, "Work/Plan.md", "Plan.md", false).unwrap();
+            let mut paths: Vec<String> = written.iter().map(|w| w.path.clone()).collect();
+            paths.sort();
+            (paths, read(&dir, "A.md"), read(&dir, "Work/Other.md"))
+        };
+        assert_eq!(outcome(true), outcome(false));
     }
 
     #[test]

@@ -107,6 +107,12 @@ pub fn read<'a>(path: &str, bytes: &'a [u8], modified_ms: i64) -> Result<Read<'a
     let unmarked = text.strip_prefix('\u{feff}').unwrap_or(text);
     let (mut frontmatter, body) = if unmarked.starts_with("---\n") || unmarked.starts_with("---\r\n") {
         let (yaml, body) = frontmatter::split(text).map_err(|e| e.to_string())?;
+        if yaml.len() > frontmatter::MAX_YAML_BYTES {
+            return Err(format!(
+                "frontmatter: the block is larger than {} KiB; keep long text in the body",
+                frontmatter::MAX_YAML_BYTES / 1024
+            ));
+        }
         // Flat frontmatter is read directly; anything else by the YAML parser.
         let map = match flat::read(yaml) {
             Some(map) => map,
@@ -116,6 +122,15 @@ pub fn read<'a>(path: &str, bytes: &'a [u8], modified_ms: i64) -> Result<Read<'a
                 _ => return Err("frontmatter: expected key: value lines".into()),
             },
         };
+        // What the catalog keeps and every query walks: never much more than the file itself.
+        let expanded = serde_json::to_vec(&map).map_or(usize::MAX, |json| json.len());
+        if expanded > frontmatter::MAX_EXPANDED_BYTES {
+            return Err(format!(
+                "frontmatter: it stands for more than {} KiB once read (YAML aliases repeat what they name); write \
+                 it out plainly",
+                frontmatter::MAX_EXPANDED_BYTES / 1024
+            ));
+        }
         (map, body)
     } else {
         (Map::new(), unmarked)
@@ -135,10 +150,10 @@ pub fn read<'a>(path: &str, bytes: &'a [u8], modified_ms: i64) -> Result<Read<'a
     let title = scalar_text(frontmatter.get("title"))
         .or(facts.heading)
         .unwrap_or_else(|| rules::stem_of(path).to_string());
-    let mut tags = list_of(frontmatter.get("tags"));
-    for tag in facts.tags {
-        let folded = tag.to_lowercase();
-        if !tags.iter().any(|t| t.to_lowercase() == folded) {
+    let mut tags = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for tag in list_of(frontmatter.get("tags")).into_iter().chain(facts.tags) {
+        if tags.len() < markdown::MAX_TAGS && seen.insert(tag.to_lowercase()) {
             tags.push(tag);
         }
     }

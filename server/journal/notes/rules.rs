@@ -8,19 +8,28 @@
 pub const MAX_PATH_BYTES: usize = 1024;
 
 /// Whether a folder or file name is one agents never reach: dot names (`.obsidian`, `.trash`,
-/// `.git`, editors' temporary files) and `_private` at any depth.
+/// `.git`, editors' temporary files) and `_private` at any depth, in any case.
 pub fn quarantined_name(name: &str) -> bool {
-    name.starts_with('.') || name == "_private"
+    name.starts_with('.') || same_name(name, "_private")
 }
 
 /// Whether a relative path (a folder or a file) lies in quarantine: a quarantined name anywhere in
 /// it, or `Widgets/` at the top of the vault (the owner's HTML widgets, which carry scripts).
 pub fn quarantined(path: &str) -> bool {
     let mut parts = path.split('/');
-    if parts.clone().next() == Some("Widgets") {
+    if parts.clone().next().is_some_and(|top| same_name(top, "Widgets")) {
         return true;
     }
     parts.any(quarantined_name)
+}
+
+/// Whether `name` names the same file as `reserved` on some file system the vault may live on:
+/// compared with Unicode case folding (macOS's and Windows' default file systems ignore case, and
+/// fold `ſ` to `s` and the Kelvin sign to `k` as well), and without the trailing dots and spaces
+/// that Windows drops from a name. Quarantine is decided this way on every system, so that a vault
+/// synced between a Mac and Linux keeps the same walls on both.
+pub fn same_name(name: &str, reserved: &str) -> bool {
+    unicase::eq(name.trim_end_matches(['.', ' ']), reserved)
 }
 
 /// Whether a name can be part of a note's path at all: printable UTF-8 without `\` (a path an agent
@@ -78,11 +87,29 @@ pub fn typed_note_path(typed: &str) -> Result<String, PathError> {
             return Err(PathError("path contains a control character".into()));
         }
     }
-    Ok(if relative.ends_with(".md") {
-        relative.to_string()
-    } else {
-        format!("{relative}.md")
-    })
+    if relative.ends_with(".md") {
+        return Ok(relative.to_string());
+    }
+    if let Some(ext) = other_kind(relative) {
+        return Err(PathError(format!(
+            "\"{relative}\" is a .{ext} file, not a note: notes are markdown files; give a path ending in .md"
+        )));
+    }
+    Ok(format!("{relative}.md"))
+}
+
+/// Kinds of file a path may name that are never notes (so `.md` is not added to them): the
+/// vault's other files (Obsidian's canvases and bases, web pages, styles, scripts, data, images).
+const OTHER_KINDS: [&str; 30] = [
+    "txt", "html", "htm", "css", "js", "mjs", "ts", "canvas", "base", "pdf", "json", "jsonl", "yaml", "yml", "toml",
+    "csv", "tsv", "xml", "png", "jpg", "jpeg", "gif", "svg", "webp", "mp3", "mp4", "zip", "sh", "py", "markdown",
+];
+
+/// The extension of a path's last name when it is a kind of file that is never a note.
+pub fn other_kind(path: &str) -> Option<&str> {
+    let name = path.rsplit('/').next()?;
+    let (stem, ext) = name.rsplit_once('.')?;
+    (!stem.is_empty() && OTHER_KINDS.contains(&ext.to_ascii_lowercase().as_str())).then_some(ext)
 }
 
 /// Reads a folder an agent typed (for listings and queries): like a note path, without `.md`, and
@@ -125,6 +152,14 @@ mod tests {
             "Areas/_private/x.md",
             "Widgets/tasks.md",
             ".hidden.md",
+            "_Private/diary.md",
+            "Areas/_PRIVATE/x.md",
+            "_private./x.md",
+            "_private /x.md",
+            "widgets/tasks.md",
+            "WIDGETS/tasks.md",
+            "Widget\u{17f}/tasks.md",
+            "_PRIVATE",
         ] {
             assert!(quarantined(path), "{path}");
             assert!(!is_note_path(path), "{path}");
@@ -161,6 +196,13 @@ mod tests {
             assert!(typed_note_path(bad).is_err(), "{bad:?}");
         }
         assert!(typed_note_path(&"a".repeat(2000)).unwrap_err().0.contains("too long"));
+        // Another kind of file is named as such, never quietly made a note beside it.
+        for other in ["Themes/dark.css", "a.HTML", "board.canvas", "data.json"] {
+            assert!(typed_note_path(other).unwrap_err().0.contains("not a note"), "{other}");
+        }
+        // A stem with dots is still a note's.
+        assert_eq!(typed_note_path("Meeting 2026.12.05").unwrap(), "Meeting 2026.12.05.md");
+        assert_eq!(typed_note_path("v1.2").unwrap(), "v1.2.md");
         // Quarantine is not a refusal of shape: the path reads, and then finds nothing.
         assert_eq!(typed_note_path("_private/diary").unwrap(), "_private/diary.md");
         assert_eq!(typed_folder("/Projects/").unwrap(), "Projects");

@@ -9,10 +9,11 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::UNIX_EPOCH;
 
 use super::rules;
+use super::walls::Walls;
 
 /// A file's size and modification time, to tell whether it changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,10 +43,11 @@ pub struct Scan {
 }
 
 /// Scans the vault: every folder when `previous` is None, else only what changed since.
-pub fn scan(root: &Path, skip: Option<&Path>, previous: Option<&HashMap<String, i64>>) -> std::io::Result<Scan> {
+pub fn scan(walls: &Walls, previous: Option<&HashMap<String, i64>>) -> std::io::Result<Scan> {
+    let root = walls.root();
     let mut scan = Scan::default();
     match previous {
-        None => walk(root, skip, String::new(), &mut scan)?,
+        None => walk(walls, String::new(), &mut scan)?,
         Some(previous) => {
             let mut stale = Vec::new();
             for (folder, time) in previous {
@@ -60,10 +62,10 @@ pub fn scan(root: &Path, skip: Option<&Path>, previous: Option<&HashMap<String, 
             // A folder is listed again, and any folder it holds that was not known is walked whole.
             stale.sort();
             for folder in stale {
-                let subfolders = list(root, skip, &folder, &mut scan)?;
+                let subfolders = list(walls, &folder, &mut scan)?;
                 for sub in subfolders {
                     if !previous.contains_key(&sub) {
-                        walk(root, skip, sub, &mut scan)?;
+                        walk(walls, sub, &mut scan)?;
                     }
                 }
             }
@@ -74,21 +76,21 @@ pub fn scan(root: &Path, skip: Option<&Path>, previous: Option<&HashMap<String, 
 }
 
 /// Lists one folder and everything below it.
-fn walk(root: &Path, skip: Option<&Path>, folder: String, scan: &mut Scan) -> std::io::Result<()> {
+fn walk(walls: &Walls, folder: String, scan: &mut Scan) -> std::io::Result<()> {
     let mut pending = vec![folder];
     while let Some(folder) = pending.pop() {
-        let subfolders = list(root, skip, &folder, scan)?;
+        let subfolders = list(walls, &folder, scan)?;
         pending.extend(subfolders);
     }
     Ok(())
 }
 
 /// Lists one folder's note files into `scan` and answers its subfolders (not quarantined, not links).
-fn list(root: &Path, skip: Option<&Path>, folder: &str, scan: &mut Scan) -> std::io::Result<Vec<String>> {
+fn list(walls: &Walls, folder: &str, scan: &mut Scan) -> std::io::Result<Vec<String>> {
     let dir = if folder.is_empty() {
-        root.to_path_buf()
+        walls.root().to_path_buf()
     } else {
-        root.join(folder)
+        walls.root().join(folder)
     };
     let Some(time) = folder_time(&dir) else {
         return Ok(Vec::new());
@@ -121,7 +123,7 @@ fn list(root: &Path, skip: Option<&Path>, folder: &str, scan: &mut Scan) -> std:
             format!("{folder}/{name}")
         };
         if kind.is_dir() {
-            let own = skip.is_some_and(|skip| same_dir(&entry.path(), skip));
+            let own = entry.metadata().is_ok_and(|meta| walls.is_own(&entry.path(), &meta));
             if !own && !rules::quarantined(&rel) {
                 subfolders.push(rel);
             }
@@ -143,11 +145,6 @@ fn list(root: &Path, skip: Option<&Path>, folder: &str, scan: &mut Scan) -> std:
         }
     }
     Ok(subfolders)
-}
-
-fn same_dir(a: &Path, b: &Path) -> bool {
-    let canonical = |p: &Path| -> Option<PathBuf> { p.canonicalize().ok() };
-    canonical(a).is_some_and(|a| Some(a) == canonical(b))
 }
 
 /// A folder's modification time, None when it is not a folder (any more).
@@ -191,14 +188,14 @@ mod tests {
         }
         std::os::unix::fs::symlink(root.join("Projects"), root.join("linked")).unwrap();
         std::os::unix::fs::symlink(root.join("a.md"), root.join("alias.md")).unwrap();
-        let skip = root.join("journal");
-        let full = scan(root, Some(&skip), None).unwrap();
+        let walls = Walls::with_journal(root, &root.join("journal"));
+        let full = scan(&walls, None).unwrap();
         let mut files: Vec<&str> = full.files.keys().map(String::as_str).collect();
         files.sort();
         assert_eq!(files, ["Projects/b.md", "Projects/deep/c.md", "a.md"]);
 
         // Nothing changed: a quick scan lists nothing.
-        let quiet = scan(root, Some(&skip), Some(&full.folders)).unwrap();
+        let quiet = scan(&walls, Some(&full.folders)).unwrap();
         assert!(quiet.listed.is_empty() && quiet.files.is_empty() && quiet.gone.is_empty());
         assert_eq!(quiet.folders, full.folders);
 
@@ -206,7 +203,7 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(20));
         touch(root, "Projects/new/f.md");
         fs::remove_dir_all(root.join("Projects/deep")).unwrap();
-        let quick = scan(root, Some(&skip), Some(&full.folders)).unwrap();
+        let quick = scan(&walls, Some(&full.folders)).unwrap();
         let mut listed = quick.listed.clone();
         listed.sort();
         assert_eq!(listed, ["Projects", "Projects/new"]);

@@ -126,11 +126,10 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth, prepared: &mut Prepared)
     } else {
         vault.folder_stamps.lock().ok().and_then(|s| s.clone())
     };
-    let root = vault.root.clone();
-    let skip = vault.journal_root.clone();
+    let walls = vault.walls.clone();
     let scanned = {
         let previous = previous.clone();
-        background::run("scanning", move || scan::scan(&root, Some(&skip), previous.as_ref()))
+        background::run("scanning", move || scan::scan(&walls, previous.as_ref()))
             .await?
             .map_err(|e| JournalError::io(&vault.root, e))?
     };

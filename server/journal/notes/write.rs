@@ -20,6 +20,7 @@ use super::note::{self, hash_hex};
 use super::ops::{self, Target};
 use super::rules;
 use super::set::NoteSet;
+use super::walls::Walls;
 use crate::fsio;
 
 /// One change an agent asks for. Stored with a proposal (as JSON) until the owner accepts it.
@@ -165,19 +166,19 @@ impl Plan {
 
 /// Applies `change` to the note at `path` (already a normalized note path) in the vault at `root`.
 pub fn apply(
-    root: &Path,
+    walls: &Walls,
     reader: &Reader,
     path: &str,
     change: &Change,
     expected_hash: Option<&str>,
 ) -> Result<Written, WriteError> {
-    commit(plan(root, reader, path, change, expected_hash)?)
+    commit(plan(walls, reader, path, change, expected_hash)?)
 }
 
 /// Checks `change` against every rule and works out every file it changes (several for a folder),
 /// changing nothing. `expected_hash` is compared with `base_hash` of the plans.
 pub fn plan_all(
-    root: &Path,
+    walls: &Walls,
     set: &NoteSet,
     reader: &Reader,
     path: &str,
@@ -185,9 +186,9 @@ pub fn plan_all(
     expected_hash: Option<&str>,
 ) -> Result<Vec<Plan>, WriteError> {
     let plans = match change {
-        Change::Delete { folder: true } => plan_folder_delete(root, reader, path)?,
-        Change::Move { to, folder } => super::moves::plan(root, reader, set, path, to, *folder)?,
-        _ => return Ok(vec![plan(root, reader, path, change, expected_hash)?]),
+        Change::Delete { folder: true } => plan_folder_delete(walls, reader, path)?,
+        Change::Move { to, folder } => super::moves::plan(walls, reader, set, path, to, *folder)?,
+        _ => return Ok(vec![plan(walls, reader, path, change, expected_hash)?]),
     };
     let hash = base_hash(&plans);
     if let Some(expected) = expected_hash
@@ -261,15 +262,15 @@ fn put_back(file: &Path, before: Option<&[u8]>, permissions: Option<fs::Permissi
 
 /// Checks `change` against every rule and works out the new text, changing nothing.
 pub fn plan(
-    root: &Path,
+    walls: &Walls,
     reader: &Reader,
     path: &str,
     change: &Change,
     expected_hash: Option<&str>,
 ) -> Result<Plan, WriteError> {
     match change {
-        Change::Create { content } => plan_create(root, reader, path, content),
-        _ => plan_update(root, reader, path, change, expected_hash),
+        Change::Create { content } => plan_create(walls, reader, path, content),
+        _ => plan_update(walls, reader, path, change, expected_hash),
     }
 }
 
@@ -277,16 +278,13 @@ pub fn plan(
 /// given, only if its hash is `expected_hash`; `""` expects no note there). The owner may change any note: no access rule
 /// applies, only that the path is a note's, inside the vault.
 pub fn plan_restore(
-    root: &Path,
+    walls: &Walls,
     path: &str,
     bytes: Option<Vec<u8>>,
     expected_hash: Option<&str>,
 ) -> Result<Plan, WriteError> {
     let missing = || missing(path);
-    if !rules::is_note_path(path) || rules::quarantined(path) {
-        return Err(missing());
-    }
-    let file = within(root, path).ok_or_else(missing)?;
+    let file = walls.file(path).ok_or_else(missing)?;
     let (before, permissions) = match fs::symlink_metadata(&file) {
         Ok(meta) if meta.is_file() => (
             Some(fs::read(&file).map_err(|e| WriteError::Io(e.to_string()))?),
@@ -323,17 +321,17 @@ pub fn plan_restore(
 /// The owner's undo of a move: the note now at `now` (only if its hash is still `expected`) back to
 /// `back` as `bytes` (the note as it was before the move), where nothing may be now.
 pub fn plan_move_back(
-    root: &Path,
+    walls: &Walls,
     now: &str,
     expected: Option<&str>,
     back: &str,
     bytes: Vec<u8>,
 ) -> Result<Plan, WriteError> {
-    let current = plan_restore(root, now, None, expected)?;
+    let current = plan_restore(walls, now, None, expected)?;
     let Some(current_bytes) = current.before else {
         return Err(missing(now));
     };
-    let target = plan_restore(root, back, Some(bytes), Some(""))?;
+    let target = plan_restore(walls, back, Some(bytes), Some(""))?;
     Ok(Plan {
         source: Some(Source {
             path: current.path,
@@ -431,12 +429,9 @@ fn keep_permissions(plan: &Plan) {
     }
 }
 
-fn plan_create(root: &Path, reader: &Reader, path: &str, content: &str) -> Result<Plan, WriteError> {
+fn plan_create(walls: &Walls, reader: &Reader, path: &str, content: &str) -> Result<Plan, WriteError> {
     let refused = || WriteError::NotCreatable(path.to_string());
-    if !rules::is_note_path(path) || rules::quarantined(path) {
-        return Err(refused());
-    }
-    let file = within(root, path).ok_or_else(refused)?;
+    let file = walls.file(path).ok_or_else(refused)?;
     if let Ok(meta) = fs::symlink_metadata(&file) {
         // A note the agent may see is named; anything else there (hidden note, folder, link) is not.
         return Err(match current(&file, path, &meta) {
@@ -457,13 +452,13 @@ fn plan_create(root: &Path, reader: &Reader, path: &str, content: &str) -> Resul
 }
 
 fn plan_update(
-    root: &Path,
+    walls: &Walls,
     reader: &Reader,
     path: &str,
     change: &Change,
     expected_hash: Option<&str>,
 ) -> Result<Plan, WriteError> {
-    let found = changeable(root, reader, path)?;
+    let found = changeable(walls, reader, path)?;
     if let Some(expected) = expected_hash {
         let hash = hash_hex(&found.bytes);
         if expected != hash {
@@ -498,12 +493,9 @@ pub(super) struct Found {
 }
 
 /// The note at `path` if `reader` may change it: hidden answers as missing, read-only refuses.
-pub(super) fn changeable(root: &Path, reader: &Reader, path: &str) -> Result<Found, WriteError> {
+pub(super) fn changeable(walls: &Walls, reader: &Reader, path: &str) -> Result<Found, WriteError> {
     let missing = || missing(path);
-    if !rules::is_note_path(path) || rules::quarantined(path) {
-        return Err(missing());
-    }
-    let file = within(root, path).ok_or_else(missing)?;
+    let file = walls.file(path).ok_or_else(missing)?;
     let meta = fs::symlink_metadata(&file).map_err(|_| missing())?;
     let (bytes, note) = current(&file, path, &meta).ok_or_else(missing)?;
     match sight(&note, reader) {
@@ -521,12 +513,9 @@ pub(super) fn changeable(root: &Path, reader: &Reader, path: &str) -> Result<Fou
 /// Every note in `folder` (and below) that `reader` may change, in path order. Notes it may not
 /// see, quarantined folders, links and other files are passed over and not named; a read-only note
 /// refuses the whole folder. A folder with no note the reader can see answers as a missing one.
-pub(super) fn changeable_in(root: &Path, reader: &Reader, folder: &str) -> Result<Vec<Found>, WriteError> {
+pub(super) fn changeable_in(walls: &Walls, reader: &Reader, folder: &str) -> Result<Vec<Found>, WriteError> {
     let missing = || missing(folder);
-    if folder.is_empty() || rules::quarantined(&format!("{folder}/x.md")) {
-        return Err(missing());
-    }
-    let dir = folder_within(root, folder).ok_or_else(missing)?;
+    let dir = walls.folder(folder).ok_or_else(missing)?;
     if !fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
         return Err(missing());
     }
@@ -543,7 +532,8 @@ pub(super) fn changeable_in(root: &Path, reader: &Reader, folder: &str) -> Resul
             let path = format!("{relative}/{name}");
             let file = dir.join(&name);
             if meta.is_dir() {
-                if !rules::quarantined(&format!("{path}/x.md")) {
+                // Never into quarantine nor into the journal's own folder, which the vault may hold.
+                if !rules::quarantined(&path) && !walls.is_own(&file, &meta) {
                     folders.push((file, path));
                 }
                 continue;
@@ -580,8 +570,8 @@ pub(super) fn changeable_in(root: &Path, reader: &Reader, folder: &str) -> Resul
 }
 
 /// Every note in `folder` that `reader` may change, planned for removal (`changeable_in`).
-fn plan_folder_delete(root: &Path, reader: &Reader, folder: &str) -> Result<Vec<Plan>, WriteError> {
-    Ok(changeable_in(root, reader, folder)?
+fn plan_folder_delete(walls: &Walls, reader: &Reader, folder: &str) -> Result<Vec<Plan>, WriteError> {
+    Ok(changeable_in(walls, reader, folder)?
         .into_iter()
         .map(|found| Plan {
             permissions: Some(found.meta.permissions()),
@@ -596,27 +586,33 @@ fn plan_folder_delete(root: &Path, reader: &Reader, folder: &str) -> Result<Vec<
 
 /// Removes the folders under (and including) `folder` that a deletion left empty; anything else
 /// stays. Best effort: a folder that cannot be removed is simply left.
-pub fn remove_empty_folders(root: &Path, folder: &str) {
-    let Some(dir) = folder_within(root, folder) else {
+pub fn remove_empty_folders(walls: &Walls, folder: &str) {
+    let Some(dir) = walls.folder(folder) else {
         return;
     };
-    fn prune(dir: &Path) {
+    fn prune(walls: &Walls, dir: &Path) {
         let Ok(entries) = fs::read_dir(dir) else { return };
         for entry in entries.filter_map(Result::ok) {
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                prune(&entry.path());
+            let name = entry.file_name();
+            let Ok(meta) = entry.metadata() else { continue };
+            // Only the vault's own folders: quarantined ones and the journal's are left as they are.
+            if meta.is_dir()
+                && !name.to_str().is_none_or(rules::quarantined_name)
+                && !walls.is_own(&entry.path(), &meta)
+            {
+                prune(walls, &entry.path());
             }
         }
         // Fails (and leaves it) unless empty.
         let _ = fs::remove_dir(dir);
     }
-    prune(&dir);
+    prune(walls, &dir);
 }
 
 /// A note or a folder as `note_delete` or `note_move` was given it: a path ending in `/` is a
 /// folder, one ending in `.md` a note; otherwise a folder when a real folder is there, else a note.
 /// Answers the normalized path and whether it is a folder.
-pub fn typed_target(root: &Path, typed: &str) -> Result<(String, bool), rules::PathError> {
+pub fn typed_target(walls: &Walls, typed: &str) -> Result<(String, bool), rules::PathError> {
     let trimmed = typed.trim();
     if trimmed.ends_with('/') {
         let folder = rules::typed_folder(trimmed)?;
@@ -632,7 +628,9 @@ pub fn typed_target(root: &Path, typed: &str) -> Result<(String, bool), rules::P
     }
     if let Ok(folder) = rules::typed_folder(trimmed)
         && !folder.is_empty()
-        && folder_within(root, &folder).is_some_and(|d| fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()))
+        && walls
+            .folder(&folder)
+            .is_some_and(|d| fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()))
     {
         return Ok((folder, true));
     }
@@ -643,8 +641,8 @@ pub fn typed_target(root: &Path, typed: &str) -> Result<(String, bool), rules::P
 /// the new path of a folder, or of a note (`.md` added when missing; ending in `/`, the folder the
 /// note goes into under its own name). Answers the normalized `from`, `to` and whether a folder
 /// moves. A note stays a markdown note: `to` may not name another kind of file.
-pub fn move_target(root: &Path, from: &str, to: &str) -> Result<(String, String, bool), rules::PathError> {
-    let (from, folder) = typed_target(root, from)?;
+pub fn move_target(walls: &Walls, from: &str, to: &str) -> Result<(String, String, bool), rules::PathError> {
+    let (from, folder) = typed_target(walls, from)?;
     let typed = to.trim();
     if folder {
         if typed.ends_with(".md") {
@@ -670,26 +668,8 @@ pub fn move_target(root: &Path, from: &str, to: &str) -> Result<(String, String,
         };
         return Ok((from, to, false));
     }
-    let extension = typed
-        .rsplit('/')
-        .next()
-        .and_then(|name| name.rsplit_once('.'))
-        .map(|(_, ext)| ext);
-    if let Some(ext) = extension
-        && OTHER_KINDS.contains(&ext.to_ascii_lowercase().as_str())
-    {
-        return Err(rules::PathError(format!(
-            "a note stays a markdown note: `to` may not end in .{ext}; give a path ending in .md"
-        )));
-    }
     Ok((from, rules::typed_note_path(typed)?, false))
 }
-
-/// Kinds of file a note may not be moved into.
-const OTHER_KINDS: [&str; 16] = [
-    "txt", "html", "htm", "canvas", "base", "pdf", "json", "yaml", "yml", "csv", "png", "jpg", "jpeg", "gif", "svg",
-    "webp",
-];
 
 /// The answer for a note that is not there for this writer, whatever the reason.
 pub(super) fn missing(path: &str) -> WriteError {
@@ -735,30 +715,6 @@ fn check_result(path: &str, text: &str, reader: &Reader) -> Result<(), WriteErro
         ));
     }
     Ok(())
-}
-
-/// The file at `path` under `root`, when every folder on the way is a real folder (not a link, so
-/// nothing leads out of the vault). Folders not there yet are fine: a new note creates them.
-pub(super) fn within(root: &Path, path: &str) -> Option<PathBuf> {
-    let mut at = root.to_path_buf();
-    let parts: Vec<&str> = path.split('/').collect();
-    let (name, folders) = parts.split_last()?;
-    for folder in folders {
-        at.push(folder);
-        match fs::symlink_metadata(&at) {
-            Ok(meta) if meta.is_dir() => {}
-            Ok(_) => return None,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(_) => return None,
-        }
-    }
-    at.push(name);
-    Some(at)
-}
-
-/// The folder at `folder` under `root`, when every folder on the way is a real folder (`within`).
-pub(super) fn folder_within(root: &Path, folder: &str) -> Option<PathBuf> {
-    within(root, &format!("{folder}/x.md")).and_then(|file| file.parent().map(Path::to_path_buf))
 }
 
 /// A regular file's bytes and the note they make, if readable as one.
@@ -818,11 +774,25 @@ mod tests {
     #[test]
     fn create_makes_the_note_and_its_folders_and_never_clobbers() {
         let dir = vault(&[("Inbox.md", "old")]);
-        let made = apply(dir.path(), &whole(), "Projects/new/a.md", &create_change("# A\n"), None).unwrap();
+        let made = apply(
+            &Walls::new(dir.path()),
+            &whole(),
+            "Projects/new/a.md",
+            &create_change("# A\n"),
+            None,
+        )
+        .unwrap();
         assert_eq!(read(&dir, "Projects/new/a.md"), "# A\n");
         assert_eq!(made.hash, Some(hash_hex(b"# A\n")));
         assert_eq!(made.previous, None);
-        let again = apply(dir.path(), &whole(), "Inbox.md", &create_change("new"), None).unwrap_err();
+        let again = apply(
+            &Walls::new(dir.path()),
+            &whole(),
+            "Inbox.md",
+            &create_change("new"),
+            None,
+        )
+        .unwrap_err();
         assert_eq!(again, WriteError::Exists("Inbox.md".into()));
         assert_eq!(read(&dir, "Inbox.md"), "old");
     }
@@ -844,7 +814,7 @@ mod tests {
         ]
         .iter()
         .map(|path| {
-            apply(dir.path(), &whole(), path, &create_change("x"), None)
+            apply(&Walls::new(dir.path()), &whole(), path, &create_change("x"), None)
                 .unwrap_err()
                 .to_string()
                 .replace(path, "PATH")
@@ -863,15 +833,30 @@ mod tests {
             ("secret.md", "---\naccess: private\n---\nx"),
             ("_private/q.md", "x"),
         ]);
-        assert!(apply(dir.path(), &whole(), "open.md", &append_change("more"), None).is_ok());
+        assert!(
+            apply(
+                &Walls::new(dir.path()),
+                &whole(),
+                "open.md",
+                &append_change("more"),
+                None
+            )
+            .is_ok()
+        );
         assert_eq!(read(&dir, "open.md"), "text\nmore");
         assert_eq!(
-            apply(dir.path(), &whole(), "locked.md", &append_change("y"), None),
+            apply(
+                &Walls::new(dir.path()),
+                &whole(),
+                "locked.md",
+                &append_change("y"),
+                None
+            ),
             Err(WriteError::ReadOnly("locked.md".into()))
         );
         for path in ["secret.md", "_private/q.md", "absent.md"] {
             assert_eq!(
-                apply(dir.path(), &whole(), path, &append_change("y"), None),
+                apply(&Walls::new(dir.path()), &whole(), path, &append_change("y"), None),
                 Err(missing(path)),
                 "{path}"
             );
@@ -883,7 +868,14 @@ mod tests {
     fn an_expected_hash_guards_against_a_change_made_since() {
         let dir = vault(&[("a.md", "one")]);
         let stale = hash_hex(b"something else");
-        let conflict = apply(dir.path(), &whole(), "a.md", &append_change("two"), Some(&stale)).unwrap_err();
+        let conflict = apply(
+            &Walls::new(dir.path()),
+            &whole(),
+            "a.md",
+            &append_change("two"),
+            Some(&stale),
+        )
+        .unwrap_err();
         assert_eq!(
             conflict,
             WriteError::Conflict {
@@ -892,7 +884,7 @@ mod tests {
         );
         assert!(conflict.to_string().starts_with("conflict:"));
         let written = apply(
-            dir.path(),
+            &Walls::new(dir.path()),
             &whole(),
             "a.md",
             &append_change("two"),
@@ -911,14 +903,14 @@ mod tests {
             body: None,
             patch: Some(json!({"facets": ["home"]}).as_object().unwrap().clone()),
         };
-        let refused = apply(dir.path(), &work, "w.md", &away, None).unwrap_err();
+        let refused = apply(&Walls::new(dir.path()), &work, "w.md", &away, None).unwrap_err();
         assert!(refused.to_string().contains("out of your reach"), "{refused}");
         let broken = Change::Write {
             body: Some("---\nunclosed".into()),
             patch: None,
         };
         let dir2 = vault(&[("plain.md", "x")]);
-        let refused = apply(dir2.path(), &whole(), "plain.md", &broken, None).unwrap_err();
+        let refused = apply(&Walls::new(dir2.path()), &whole(), "plain.md", &broken, None).unwrap_err();
         assert!(refused.to_string().contains("not be a readable note"), "{refused}");
         assert_eq!(read(&dir2, "plain.md"), "x");
     }
@@ -931,12 +923,12 @@ mod tests {
             patch: Some(json!({"access": "private"}).as_object().unwrap().clone()),
         };
         assert!(matches!(
-            apply(dir.path(), &whole(), "a.md", &sneaky, None),
+            apply(&Walls::new(dir.path()), &whole(), "a.md", &sneaky, None),
             Err(WriteError::Edit(EditError::Protected(_)))
         ));
         let create = create_change("---\naccess: read-only\n---\n");
         assert!(matches!(
-            apply(dir.path(), &whole(), "b.md", &create, None),
+            apply(&Walls::new(dir.path()), &whole(), "b.md", &create, None),
             Err(WriteError::Edit(EditError::Protected(_)))
         ));
         assert!(!dir.path().join("b.md").exists());
@@ -945,7 +937,7 @@ mod tests {
     #[test]
     fn a_move_target_keeps_kinds_and_reads_a_folder_to_go_into() {
         let dir = vault(&[("Projects/a.md", "a"), ("Inbox.md", "i")]);
-        let target = |from: &str, to: &str| move_target(dir.path(), from, to);
+        let target = |from: &str, to: &str| move_target(&Walls::new(dir.path()), from, to);
         assert_eq!(
             target("Inbox", "Filed/"),
             Ok(("Inbox.md".into(), "Filed/Inbox.md".into(), false))
@@ -962,12 +954,7 @@ mod tests {
             target("Projects/", "Archive/P/"),
             Ok(("Projects".into(), "Archive/P".into(), true))
         );
-        assert!(
-            target("Inbox.md", "Inbox.html")
-                .unwrap_err()
-                .0
-                .contains("markdown note")
-        );
+        assert!(target("Inbox.md", "Inbox.html").unwrap_err().0.contains("not a note"));
         assert!(target("Projects", "P.md").unwrap_err().0.contains("moves to a folder"));
         assert!(target("Projects", "/").is_err());
         assert!(target("Inbox.md", "../out.md").is_err());
@@ -980,7 +967,14 @@ mod tests {
         let dir = vault(&[("shared.md", "x")]);
         let file = dir.path().join("shared.md");
         fs::set_permissions(&file, fs::Permissions::from_mode(0o644)).unwrap();
-        apply(dir.path(), &whole(), "shared.md", &append_change("y"), None).unwrap();
+        apply(
+            &Walls::new(dir.path()),
+            &whole(),
+            "shared.md",
+            &append_change("y"),
+            None,
+        )
+        .unwrap();
         assert_eq!(fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o644);
         assert_eq!(read(&dir, "shared.md"), "x\ny");
     }
@@ -993,9 +987,27 @@ mod tests {
         let dir = vault(&[]);
         std::os::unix::fs::symlink(outside.path(), dir.path().join("Linked")).unwrap();
         std::os::unix::fs::symlink(outside.path().join("t.md"), dir.path().join("l.md")).unwrap();
-        assert!(apply(dir.path(), &whole(), "Linked/n.md", &create_change("x"), None).is_err());
-        assert!(apply(dir.path(), &whole(), "Linked/t.md", &append_change("x"), None).is_err());
-        assert!(apply(dir.path(), &whole(), "l.md", &append_change("x"), None).is_err());
+        assert!(
+            apply(
+                &Walls::new(dir.path()),
+                &whole(),
+                "Linked/n.md",
+                &create_change("x"),
+                None
+            )
+            .is_err()
+        );
+        assert!(
+            apply(
+                &Walls::new(dir.path()),
+                &whole(),
+                "Linked/t.md",
+                &append_change("x"),
+                None
+            )
+            .is_err()
+        );
+        assert!(apply(&Walls::new(dir.path()), &whole(), "l.md", &append_change("x"), None).is_err());
         assert!(!outside.path().join("n.md").exists());
         assert_eq!(fs::read_to_string(outside.path().join("t.md")).unwrap(), "outside");
     }

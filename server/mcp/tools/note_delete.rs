@@ -45,9 +45,9 @@ pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) 
         ));
     }
     check_len("path", &args.path, MAX_PATH_BYTES)?;
-    let root = context.journal.notes.root().to_path_buf();
+    let walls = context.journal.notes.walls().clone();
     let typed = args.path.clone();
-    let (path, folder) = tokio::task::spawn_blocking(move || write::typed_target(&root, &typed))
+    let (path, folder) = tokio::task::spawn_blocking(move || write::typed_target(&walls, &typed))
         .await
         .map_err(|e| ToolError::Failed(e.to_string()))?
         .map_err(|e| ToolError::Invalid(e.to_string()))?;

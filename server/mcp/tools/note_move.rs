@@ -41,8 +41,8 @@ pub struct Args {
 pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) -> Result<ToolOutput, ToolError> {
     check_len("from", &args.from, MAX_PATH_BYTES)?;
     check_len("to", &args.to, MAX_PATH_BYTES)?;
-    let root = context.journal.notes.root().to_path_buf();
-    let (from, to, folder) = tokio::task::spawn_blocking(move || write::move_target(&root, &args.from, &args.to))
+    let walls = context.journal.notes.walls().clone();
+    let (from, to, folder) = tokio::task::spawn_blocking(move || write::move_target(&walls, &args.from, &args.to))
         .await
         .map_err(|e| ToolError::Failed(e.to_string()))?
         .map_err(|e| ToolError::Invalid(e.to_string()))?;

@@ -1,0 +1,394 @@
+//! Writes a hostile or careless agent cannot turn against the owner: the vault's walls (the
+//! journal's own folder inside the vault, quarantine in any case), one writer per note under
+//! concurrency (no acknowledged write lost, one winner per `expected_hash`), caps on what a note
+//! may make the journal do (YAML aliases, tags), and paths that are not notes refused as such.
+//! Each test here failed on the code before the change it guards.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::harness::{Client, TestServer};
+use journal::auth::WriteMode;
+use journal::journal::day::Day;
+use journal::journal::demo::{self, DemoOptions};
+
+fn demo_options() -> DemoOptions {
+    DemoOptions {
+        days: 2,
+        segments_per_day: 2,
+        seed: 5,
+        end: Day::parse(crate::harness::LAST_DAY).unwrap(),
+        notes: 0,
+    }
+}
+
+/// A vault `V` that holds the journal's own folder at `V/sub/jdir` (the owner syncs one folder).
+async fn journal_inside_the_vault() -> (TestServer, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().to_path_buf();
+    let root = vault.join("sub/jdir");
+    demo::write(&root, &demo_options()).unwrap();
+    std::fs::write(root.join("journal.toml"), "[notes]\ndir = \"../..\"\n").unwrap();
+    std::fs::create_dir_all(root.join("memory/other-agent")).unwrap();
+    std::fs::write(
+        root.join("memory/other-agent/m.md"),
+        "# Memory\nthe other agent's secret\n",
+    )
+    .unwrap();
+    std::fs::write(vault.join("Inbox.md"), "# Inbox\n").unwrap();
+    std::fs::write(vault.join("sub/Plan.md"), "# Plan\n").unwrap();
+    let server = TestServer::start_at(dir, &root, Default::default()).await;
+    server.journal.sync().await.unwrap();
+    (server, vault)
+}
+
+/// Every file under `dir` with its bytes.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        if path.is_dir() {
+            stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else if path.is_file()
+            && !path.starts_with(dir.join(".index"))
+            && !path.to_string_lossy().contains("journal.db")
+        {
+            let name = path.strip_prefix(dir).unwrap().display().to_string();
+            files.push((name, std::fs::read(&path).unwrap()));
+        }
+    }
+    files.sort();
+    files
+}
+
+#[tokio::test]
+async fn the_journal_folder_inside_the_vault_is_beyond_every_read_and_write() {
+    let (server, vault) = journal_inside_the_vault().await;
+    let root = server.root().to_path_buf();
+    let before = tree(&root.join("memory"));
+    let facets_before = tree(&root.join("facets"));
+    let (force, _) = server.writer("force", WriteMode::Force).await;
+    let (propose, _) = server.writer("propose", WriteMode::Propose).await;
+
+    // The vault is served: its own notes are there, the journal's files are not.
+    let listed = force.ok("notes_list", json!({"limit": 200})).await.to_string();
+    assert!(
+        listed.contains("Inbox.md") && listed.contains("sub/Plan.md"),
+        "{listed}"
+    );
+    assert!(!listed.contains("jdir"), "{listed}");
+
+    let missing = force.refused("note_read", json!({"path": "Nowhere/x.md"})).await;
+    for client in [&force, &propose] {
+        for (tool, arguments) in [
+            ("note_move", json!({"from": "sub/jdir/memory/", "to": "loot/memory"})),
+            ("note_move", json!({"from": "sub/jdir/", "to": "loot"})),
+            ("note_delete", json!({"path": "sub/jdir/memory/", "confirm": true})),
+            (
+                "note_delete",
+                json!({"path": "sub/jdir/memory/other-agent/m.md", "confirm": true}),
+            ),
+            (
+                "note_append",
+                json!({"path": "sub/jdir/memory/other-agent/m.md", "text": "x"}),
+            ),
+            ("note_read", json!({"path": "sub/jdir/memory/other-agent/m.md"})),
+        ] {
+            let refused = client.refused(tool, arguments.clone()).await;
+            let path = arguments
+                .get("path")
+                .or(arguments.get("from"))
+                .unwrap()
+                .as_str()
+                .unwrap();
+            let shape = refused.replace(path.trim_end_matches('/'), "P").replace(".md", "");
+            let expected = missing.replace("Nowhere/x", "P").replace(".md", "");
+            assert_eq!(shape, expected, "{tool} {arguments}: {refused}");
+        }
+        let created = client
+            .refused("note_create", json!({"path": "sub/jdir/memory/new.md", "content": "x"}))
+            .await;
+        assert!(created.contains("no note can be created"), "{created}");
+        let into = client
+            .refused(
+                "note_move",
+                json!({"from": "Inbox.md", "to": "sub/jdir/facets/Inbox.md"}),
+            )
+            .await;
+        assert!(into.contains("no note can be created"), "{into}");
+    }
+    // Moving or deleting the folder that holds the journal takes the vault's notes only.
+    force.ok("note_move", json!({"from": "sub/", "to": "moved"})).await;
+    assert!(vault.join("moved/Plan.md").is_file());
+    assert!(root.join("memory/other-agent/m.md").is_file());
+    assert_eq!(tree(&root.join("memory")), before);
+    assert_eq!(tree(&root.join("facets")), facets_before);
+    assert!(!vault.join("moved/jdir").exists());
+    assert!(!vault.join("loot").exists());
+    // And the journal still opens and serves.
+    server.journal.sync().await.unwrap();
+    force.ok("list_facets", json!({})).await;
+}
+
+#[tokio::test]
+async fn quarantine_holds_in_any_case() {
+    let server = TestServer::start().await;
+    let notes = server.root().join("notes");
+    for folder in ["_Private", "_PRIVATE", "widgets", "Areas/_private."] {
+        std::fs::create_dir_all(notes.join(folder)).unwrap();
+        std::fs::write(
+            notes.join(folder).join("diary.md"),
+            "# Diary\nthe owner's private words\n",
+        )
+        .unwrap();
+    }
+    server.journal.sync().await.unwrap();
+    let (client, _) = server.writer("force", WriteMode::Force).await;
+    let listed = client.ok("notes_list", json!({"limit": 500})).await.to_string();
+    assert!(!listed.contains("diary"), "{listed}");
+    let hits = client.ok("search", json!({"query": "private words"})).await.to_string();
+    assert!(!hits.contains("diary"), "{hits}");
+    let missing = client.refused("note_read", json!({"path": "Nowhere/diary.md"})).await;
+    for folder in ["_Private", "_PRIVATE", "widgets", "Areas/_private."] {
+        let path = format!("{folder}/diary.md");
+        let read = client.refused("note_read", json!({"path": path})).await;
+        assert_eq!(read.replace(&path, "P"), missing.replace("Nowhere/diary.md", "P"));
+        let section = client
+            .refused(
+                "note_edit_section",
+                json!({"path": path, "anchor": "private words", "op": "replace", "content": "x"}),
+            )
+            .await;
+        assert_eq!(section.replace(&path, "P"), missing.replace("Nowhere/diary.md", "P"));
+        let created = client
+            .refused(
+                "note_create",
+                json!({"path": format!("{folder}/new.md"), "content": "x"}),
+            )
+            .await;
+        assert!(created.contains("no note can be created"), "{created}");
+        let moved = client
+            .refused("note_move", json!({"from": format!("{folder}/"), "to": "Loot"}))
+            .await;
+        assert!(moved.contains("there is no note"), "{moved}");
+        assert_eq!(
+            std::fs::read_to_string(notes.join(&path)).unwrap(),
+            "# Diary\nthe owner's private words\n"
+        );
+    }
+    assert!(!notes.join("Loot").exists());
+}
+
+/// A second server on the same journal: a process's worth of state of its own (its own open of
+/// the database, the index and the lock file), as a stdio agent beside `journal serve` is.
+async fn second_server(server: &TestServer) -> (journal::server::Running, std::sync::Arc<journal::journal::Journal>) {
+    let journal = journal::journal::Journal::open(server.root()).await.unwrap();
+    let running = journal::server::start_with(journal.clone(), "127.0.0.1:0".parse().unwrap(), Default::default())
+        .await
+        .unwrap();
+    (running, journal)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_appends_from_two_servers_all_land() {
+    let server = TestServer::start().await;
+    let (other, _journal) = second_server(&server).await;
+    let (first, _) = server.writer("first", WriteMode::Force).await;
+    let key = server.key("second", &["notes"], None).await;
+    let id = journal::auth::connections::find_key(&server.journal.db, "second")
+        .await
+        .unwrap()
+        .id;
+    server.set_write_mode(&id, WriteMode::Force).await;
+    let second = Client::connected(&format!("http://{}/mcp", other.local_addr), &key).await;
+    let (third, _) = server.writer("third", WriteMode::Force).await;
+    let fourth = Client::connected(&format!("http://{}/mcp", other.local_addr), &key).await;
+    first
+        .ok("note_create", json!({"path": "Log.md", "content": "# Log\n"}))
+        .await;
+    const ROUNDS: usize = 12;
+    for round in 0..ROUNDS {
+        let line = |who: &str| format!("- {who} {round}");
+        let (a, b, c, d) = tokio::join!(
+            first.call("note_append", json!({"path": "Log.md", "text": line("first")})),
+            second.call("note_append", json!({"path": "Log.md", "text": line("second")})),
+            third.call("note_append", json!({"path": "Log.md", "text": line("third")})),
+            fourth.call("note_append", json!({"path": "Log.md", "text": line("fourth")})),
+        );
+        for (who, result) in [("first", a), ("second", b), ("third", c), ("fourth", d)] {
+            // Every acknowledged append is in the note.
+            assert_eq!(result["isError"], false, "{who} {round}: {result}");
+        }
+    }
+    let text = std::fs::read_to_string(server.root().join("notes/Log.md")).unwrap();
+    for round in 0..ROUNDS {
+        for who in ["first", "second", "third", "fourth"] {
+            assert!(
+                text.contains(&format!("- {who} {round}\n")) || text.ends_with(&format!("- {who} {round}")),
+                "{who} {round} lost:\n{text}"
+            );
+        }
+    }
+    other.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn of_two_writes_with_one_expected_hash_exactly_one_is_made() {
+    let server = TestServer::start().await;
+    let (other, _journal) = second_server(&server).await;
+    let (first, _) = server.writer("first", WriteMode::Force).await;
+    let key = server.key("second", &["notes"], None).await;
+    let id = journal::auth::connections::find_key(&server.journal.db, "second")
+        .await
+        .unwrap()
+        .id;
+    server.set_write_mode(&id, WriteMode::Force).await;
+    let second = Client::connected(&format!("http://{}/mcp", other.local_addr), &key).await;
+    let (third, _) = server.writer("third", WriteMode::Force).await;
+    let fourth = Client::connected(&format!("http://{}/mcp", other.local_addr), &key).await;
+    let made = first
+        .ok(
+            "note_create",
+            json!({"path": "Race.md", "content": "# Race\n\n## Winner\n\nnobody\n"}),
+        )
+        .await;
+    let mut hash = made["hash"].as_str().unwrap().to_string();
+    for round in 0..16 {
+        let edit = |who: &str| {
+            json!({"path": "Race.md", "heading": "## Winner", "op": "append_within", "content": format!("{who} {round}\n"),
+                   "expected_hash": hash})
+        };
+        let (a, b, c, d) = tokio::join!(
+            first.call("note_edit_section", edit("first")),
+            second.call("note_edit_section", edit("second")),
+            third.call("note_edit_section", edit("third")),
+            fourth.call("note_edit_section", edit("fourth"))
+        );
+        let all = [&a, &b, &c, &d];
+        let made: Vec<&serde_json::Value> = all.into_iter().filter(|r| r["isError"] == false).collect();
+        assert_eq!(made.len(), 1, "round {round}: {a} {b} {c} {d}");
+        for loser in all.into_iter().filter(|r| r["isError"] == true) {
+            assert!(
+                loser["content"][0]["text"].as_str().unwrap().starts_with("conflict:"),
+                "{loser}"
+            );
+        }
+        let text = std::fs::read_to_string(server.root().join("notes/Race.md")).unwrap();
+        let winner: serde_json::Value = serde_json::from_str(made[0]["content"][0]["text"].as_str().unwrap()).unwrap();
+        hash = winner["hash"].as_str().unwrap().to_string();
+        use sha2::Digest;
+        let on_disk: String = sha2::Sha256::digest(text.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(on_disk, hash, "the winner's write is the note");
+    }
+    other.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_waits_for_the_writer_another_process_is() {
+    let server = TestServer::start().await;
+    let (client, _) = server.writer("force", WriteMode::Force).await;
+    let note = server.root().join("notes/Inbox.md");
+    let before = std::fs::read_to_string(&note).unwrap();
+    // Another process holds the notes' writer lock, as it does from its plan to its rename.
+    // `notes.lock` in the journal folder, as documented in journal-format.md.
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(server.root().join("notes.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let call = tokio::spawn(async move {
+        client
+            .call("note_append", json!({"path": "Inbox.md", "text": "late"}))
+            .await
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(
+        std::fs::read_to_string(&note).unwrap(),
+        before,
+        "written while another writer held the notes"
+    );
+    assert!(!call.is_finished());
+    drop(lock);
+    let result = call.await.unwrap();
+    assert_eq!(result["isError"], false, "{result}");
+    assert!(std::fs::read_to_string(&note).unwrap().ends_with("late"));
+}
+
+#[tokio::test]
+async fn yaml_aliases_and_tags_cannot_make_a_note_expensive() {
+    let server = TestServer::start().await;
+    let (client, _) = server.writer("force", WriteMode::Force).await;
+    // 25 KB of text named once and repeated by 1,700 aliases (with enough other anchors that the
+    // parser's default ratio of aliases to anchors lets it through): 34 KB that stand for 42 MB.
+    let mut bomb = format!("---\na: &a \"{}\"\n", "x".repeat(25_000));
+    for i in 0..180 {
+        bomb.push_str(&format!("d{i}: &d{i} 1\n"));
+    }
+    bomb.push_str(&format!("many: [{}]\n", vec!["*a"; 1700].join(", ")));
+    bomb.push_str("---\nbody\n");
+    assert!(bomb.len() < 64 * 1024);
+    let refused = client
+        .refused("note_create", json!({"path": "Bomb.md", "content": bomb}))
+        .await;
+    assert!(refused.contains("frontmatter"), "{refused}");
+    assert!(!server.root().join("notes/Bomb.md").exists());
+    // Written by hand, it is a note that does not read: reported, never expanded into the catalog.
+    std::fs::write(server.root().join("notes/Bomb.md"), &bomb).unwrap();
+    server.journal.sync().await.unwrap();
+    let read = client.refused("note_read", json!({"path": "Bomb.md"})).await;
+    assert!(read.contains("there is no note"), "{read}");
+    let rows = client
+        .ok("base_query", json!({"dsl": "from notes\ncolumns __path, many"}))
+        .await
+        .to_string();
+    assert!(rows.len() < 1024 * 1024, "{} bytes", rows.len());
+
+    // 11,000 inline tags in 55 KB: the note is kept, with its first thousand tags.
+    let tags: String = (0..11_000u32)
+        .map(|i| format!("#{}{} ", char::from(b'a' + (i / 1296) as u8), base36(i % 1296)))
+        .collect();
+    client
+        .ok(
+            "note_create",
+            json!({"path": "Tags.md", "content": format!("# Tags\n{tags}\n")}),
+        )
+        .await;
+    let listed = client.ok("notes_list", json!({"tag": "a00"})).await;
+    assert_eq!(listed["notes"][0]["path"], "Tags.md", "{listed}");
+    let kept = listed["notes"][0]["tags"].as_array().unwrap();
+    assert_eq!(kept.len(), 1000);
+    assert_eq!(kept[0], "a00");
+}
+
+fn base36(n: u32) -> String {
+    let (high, low) = (n / 36, n % 36);
+    format!(
+        "{}{}",
+        char::from_digit(high, 36).unwrap(),
+        char::from_digit(low, 36).unwrap()
+    )
+}
+
+#[tokio::test]
+async fn a_path_of_another_kind_is_refused_not_made_a_note_beside_it() {
+    let server = TestServer::start().await;
+    let (client, _) = server.writer("force", WriteMode::Force).await;
+    for path in ["Themes/dark.css", "board.canvas", "page.HTML"] {
+        let refused = client
+            .refused("note_create", json!({"path": path, "content": "body { }"}))
+            .await;
+        assert!(refused.contains("not a note"), "{path}: {refused}");
+        assert!(!server.root().join("notes").join(format!("{path}.md")).exists());
+    }
+    // A name with dots is still a note's name.
+    let made = client
+        .ok("note_create", json!({"path": "Meeting 2026.12.05", "content": "# M\n"}))
+        .await;
+    assert_eq!(made["path"], "Meeting 2026.12.05.md");
+}
