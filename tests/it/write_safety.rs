@@ -392,3 +392,84 @@ async fn a_path_of_another_kind_is_refused_not_made_a_note_beside_it() {
         .await;
     assert_eq!(made["path"], "Meeting 2026.12.05.md");
 }
+
+/// What an agent wrote reaches the owner's terminal as visible text: no escape sequence it sent
+/// can erase a line of the review, retitle the window or reorder what is shown.
+#[tokio::test]
+async fn the_owners_review_in_the_terminal_shows_agent_text_escaped() {
+    use journal::journal::notes::changes::{self, Request};
+    use journal::journal::notes::history::Author;
+    use journal::journal::notes::write::Change;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    std::fs::create_dir_all(root.join("notes")).unwrap();
+    std::fs::write(root.join("notes/plan.md"), "# Plan\n").unwrap();
+    std::fs::write(root.join("notes/other.md"), "# Other\n").unwrap();
+    let hostile = "fine\u{1b}[2K\u{1b}]0;owned\u{7}\r- delete everything \u{202e}dm.txt";
+    let id = {
+        let opened = journal::journal::Journal::open(&root).await.unwrap();
+        let (connection, _) = journal::auth::connections::create_key(&opened.db, "Helper")
+            .await
+            .unwrap();
+        let notes = [journal::auth::Category::Notes].into_iter().collect();
+        journal::auth::connections::set_grant(&opened.db, &connection.id, &notes, None, WriteMode::Force)
+            .await
+            .unwrap();
+        let request = |mode_text: &str| Request {
+            author: Author::agent(&connection.id, &connection.label),
+            reader: journal::journal::notes::Reader {
+                scope: journal::journal::content::Scope::WholeJournal,
+                label: connection.label.clone(),
+            },
+            tool: "note_append".into(),
+            arguments: json!({"path": "plan.md", "text": mode_text}),
+            path: "plan.md".into(),
+            change: Change::Append {
+                text: mode_text.into(),
+                ensure_newline: true,
+            },
+            expected_hash: None,
+        };
+        let proposed = changes::propose(&opened, &request(hostile)).await.unwrap();
+        changes::apply(
+            &opened,
+            &Request {
+                path: "other.md".into(),
+                ..request("plain")
+            },
+        )
+        .await
+        .unwrap();
+        proposed.id.to_string()
+    };
+    std::fs::write(
+        root.join("graph.jsonl"),
+        "{\"id\":\"c-aaaaaaaaaa\",\"from\":\"note:plan.md\",\"to\":\"note:other.md\",\"type\":\"mentions\",\
+         \"created_by\":\"agent:helper\",\"created_at\":\"2026-12-04T18:00:00Z\",\"notes\":[{\"author\":\"agent:helper\",\
+         \"text\":\"x\\u001b[2Ky\",\"at\":\"2026-12-04T18:00:00Z\"}]}\n",
+    )
+    .unwrap();
+    for args in [
+        vec!["proposals", "show", id.as_str()],
+        vec!["proposals", "list"],
+        vec!["graph", "list"],
+    ] {
+        let out = crate::cli::ok(&root, &args);
+        assert!(
+            !out.chars().any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
+            "{args:?}: {out:?}"
+        );
+        assert!(
+            out.contains("\\x1b") || args[1] == "list" && args[0] == "proposals",
+            "{args:?}: {out}"
+        );
+    }
+    let shown = crate::cli::ok(&root, &["proposals", "show", &id]);
+    assert!(
+        shown.contains("+fine\\x1b[2K\\x1b]0;owned\\x07\\x0d") && shown.contains("everything \\u{202e}dm.txt"),
+        "{shown}"
+    );
+    // An agent's edit is a change of the note, not a move from where it already was.
+    let history = crate::cli::ok(&root, &["notes", "history", "other.md"]);
+    assert!(history.contains("changed") && !history.contains("moved"), "{history}");
+}
