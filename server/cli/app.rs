@@ -47,7 +47,7 @@ pub async fn run(dir: &Path, args: AppArgs) -> anyhow::Result<()> {
     match args.command {
         Some(AppCommand::Signout) => {
             let ended = owner::end_all(&journal.db).await?;
-            println!("signed out of the owner app: {ended} session{} ended", plural(ended));
+            say!("signed out of the owner app: {ended} session{} ended", plural(ended));
             return Ok(());
         }
         Some(AppCommand::Passphrase(PassphraseCommand::Set)) => {
@@ -55,7 +55,7 @@ pub async fn run(dir: &Path, args: AppArgs) -> anyhow::Result<()> {
             passphrase::check_rules(&typed).map_err(|reason| anyhow::anyhow!("{reason}"))?;
             let hash = tokio::task::spawn_blocking(move || passphrase::hash(&typed)).await??;
             let ended = passphrase::set(&journal.db, &hash, unix_now()).await?;
-            println!(
+            say!(
                 "the owner app now asks for this passphrase after the link; {ended} session{} signed out",
                 plural(ended)
             );
@@ -63,9 +63,9 @@ pub async fn run(dir: &Path, args: AppArgs) -> anyhow::Result<()> {
         }
         Some(AppCommand::Passphrase(PassphraseCommand::Clear)) => {
             if passphrase::clear(&journal.db).await? {
-                println!("the passphrase is removed: a link from `journal app` alone signs in");
+                say!("the passphrase is removed: a link from `journal app` alone signs in");
             } else {
-                println!("no passphrase was set");
+                say!("no passphrase was set");
             }
             return Ok(());
         }
@@ -89,11 +89,11 @@ pub async fn run(dir: &Path, args: AppArgs) -> anyhow::Result<()> {
     } else {
         ""
     };
-    println!(
+    say!(
         "Open this link to sign in to the owner app (it works once, for {} minutes{then}):",
         owner::LINK_LIFETIME_SECONDS / 60
     );
-    println!("{link}");
+    say!("{link}");
     if !args.no_open && serving {
         open_browser(dir, &link);
     }

@@ -98,7 +98,7 @@ pub struct DemoArgs {
 
 pub async fn init(dir: &Path) -> anyhow::Result<()> {
     let journal = open(dir).await?;
-    println!("journal ready in {}", journal.root().display());
+    say!("journal ready in {}", journal.root().display());
     Ok(())
 }
 
@@ -123,16 +123,16 @@ pub async fn facet(dir: &Path, command: FacetCommand) -> anyhow::Result<()> {
                 },
             )
             .await?;
-            println!("created facet {} ({})", facet.name, facet.id);
+            say!("created facet {} ({})", facet.name, facet.id);
         }
         FacetCommand::List => {
             let facets = journal.facets();
             if facets.is_empty() {
-                println!("no facets yet: create one with `journal facet create NAME`");
+                say!("no facets yet: create one with `journal facet create NAME`");
             }
             for facet in facets.iter() {
                 let emoji = facet.emoji.as_deref().map(|e| format!("{e} ")).unwrap_or_default();
-                println!("{}  {}{}  {}", facet.id, emoji, facet.name, facet.display_title());
+                say!("{}  {}{}  {}", facet.id, emoji, facet.name, facet.display_title());
             }
         }
     }
@@ -161,7 +161,7 @@ pub async fn entity(dir: &Path, command: EntityCommand) -> anyhow::Result<()> {
         },
     )
     .await?;
-    println!("added {} {} ({})", entity.kind.as_str(), entity.name, entity.id);
+    say!("added {} {} ({})", entity.kind.as_str(), entity.name, entity.id);
     Ok(())
 }
 
@@ -230,7 +230,7 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<()> {
         notes: args.notes,
     };
     let report = write_demo(&args.dir, &options).await?;
-    println!("{report}");
+    say!("{report}");
     Ok(())
 }
 
@@ -265,7 +265,7 @@ pub async fn reindex(dir: &Path) -> anyhow::Result<()> {
         );
     }
     let seconds = started.elapsed().as_secs_f64();
-    println!(
+    say!(
         "indexed {} files ({:.1} MB of text) in {:.2} s{}",
         report.indexed,
         report.bytes as f64 / 1e6,
@@ -277,7 +277,7 @@ pub async fn reindex(dir: &Path) -> anyhow::Result<()> {
         }
     );
     for (path, error) in &report.failed {
-        println!("  {path}: {error}");
+        say!("  {path}: {error}");
     }
     Ok(())
 }

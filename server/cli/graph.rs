@@ -68,25 +68,25 @@ pub async fn run(dir: &std::path::Path, command: GraphCommand) -> anyhow::Result
             let from = resolve(&journal, &from).await?;
             let to = resolve(&journal, &to).await?;
             let made = change(&journal, Change::Connect { from, to, kind }).await?;
-            println!("{}", line(&made));
+            say!("{}", line(&made));
             Ok(())
         }
         GraphCommand::Disconnect { id } => {
             let made = change(&journal, Change::Disconnect { id }).await?;
-            println!("removed {}", line(&made));
+            say!("removed {}", line(&made));
             Ok(())
         }
         GraphCommand::SetType { id, kind, clear } => {
             let kind = if clear { None } else { kind };
             let made = change(&journal, Change::SetType { id, kind }).await?;
-            println!("{}", line(&made));
+            say!("{}", line(&made));
             Ok(())
         }
         GraphCommand::Note { id, text } => {
             let made = change(&journal, Change::Note { id, text }).await?;
-            println!("{}", line(&made));
+            say!("{}", line(&made));
             for note in &made.notes {
-                println!("    {}: {}", shown::line(note.author.as_str()), shown::line(&note.text));
+                say!("    {}: {}", shown::line(note.author.as_str()), shown::line(&note.text));
             }
             Ok(())
         }
@@ -153,9 +153,7 @@ async fn list(journal: &Arc<Journal>, item: Option<&str>, kind: Option<&str>) ->
         .collect();
     shown.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| a.id.cmp(&b.id)));
     if shown.is_empty() {
-        println!(
-            "no connections; `journal graph connect FROM TO` makes one, and agents with the graph category can too"
-        );
+        say!("no connections; `journal graph connect FROM TO` makes one, and agents with the graph category can too");
         return Ok(());
     }
     let viewer = Viewer::Owner;
@@ -172,9 +170,9 @@ async fn list(journal: &Arc<Journal>, item: Option<&str>, kind: Option<&str>) ->
         } else {
             format!("  (missing: {})", missing.join(", "))
         };
-        println!("{}{gone}", line(connection));
+        say!("{}{gone}", line(connection));
         for note in &connection.notes {
-            println!(
+            say!(
                 "    {} ({}): {}",
                 shown::line(note.author.as_str()),
                 note.at,

@@ -90,27 +90,27 @@ pub async fn run(dir: &Path, command: McpCommand) -> anyhow::Result<()> {
         McpCommand::Token(TokenCommand::Create { label, json }) => {
             let (connection, key) = connections::create_key(db, &label).await?;
             if json {
-                println!("{}", json!({ "label": connection.label, "key": key }));
+                say!("{}", json!({ "label": connection.label, "key": key }));
             } else {
-                println!(
+                say!(
                     "created key \"{}\"; it is shown only this once. It can use only its own memory until you grant it more:",
                     connection.label
                 );
-                println!(
+                say!(
                     "  journal mcp permission set --token {} --category transcripts --category entities --category facets",
                     shell_word(&connection.label)
                 );
-                println!("{key}");
+                say!("{key}");
             }
         }
         McpCommand::Token(TokenCommand::List) => {
             let keys = connections::list_keys(db).await?;
             if keys.is_empty() {
-                println!("no keys yet: create one with `journal mcp token create --label NAME`");
+                say!("no keys yet: create one with `journal mcp token create --label NAME`");
             }
             for key in keys {
                 let used = key.last_used_at.map_or_else(|| "never".to_string(), format_timestamp);
-                println!(
+                say!(
                     "{}  created {}  last used {}  {}",
                     key.label,
                     format_timestamp(key.created_at),
@@ -121,7 +121,7 @@ pub async fn run(dir: &Path, command: McpCommand) -> anyhow::Result<()> {
         }
         McpCommand::Token(TokenCommand::Revoke { label }) => {
             let connection = connections::revoke_key(db, &label).await?;
-            println!("revoked key \"{}\": its next request is refused", connection.label);
+            say!("revoked key \"{}\": its next request is refused", connection.label);
         }
         McpCommand::Permission(command) => super::permission::run(&journal, command).await?,
         McpCommand::Pairing(command) => super::oauth::pairing(&journal, command).await?,
@@ -177,7 +177,7 @@ pub async fn run(dir: &Path, command: McpCommand) -> anyhow::Result<()> {
             if entries.is_empty() {
                 let filtered =
                     token.is_some() || client.is_some() || tool.is_some() || outcome.is_some() || day.is_some();
-                println!(
+                say!(
                     "{}",
                     if filtered {
                         "no tool calls match these filters"
@@ -195,7 +195,7 @@ pub async fn run(dir: &Path, command: McpCommand) -> anyhow::Result<()> {
                     detail.push_str("  ");
                     detail.push_str(&entry.detail);
                 }
-                println!(
+                say!(
                     "{}  {}  {}  {}{}",
                     format_timestamp(entry.at),
                     shown::line(&entry.connection_label),

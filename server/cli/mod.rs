@@ -1,6 +1,24 @@
 //! The command line: clap types, and one file per command group that turns parsed flags into calls
 //! on the library. Errors reach people as one line, `error: what went wrong: why`, and exit status 1.
 
+/// Prints a line to standard output. A closed output is no error: whoever read it stopped reading
+/// (`journal ... | head`, a supervisor that closed the stream), and the command's work is done or
+/// goes on all the same; a server must never die of it. Every command prints through this.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `say!` without the line break (a diff that carries its own).
+macro_rules! say_raw {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 mod app;
 mod content;
 mod graph;

@@ -68,9 +68,9 @@ async fn use_folder(journal_dir: &Path, dir: &Path) -> anyhow::Result<()> {
     })?;
     let journal = super::open(journal_dir).await?;
     let set = journal.notes.set();
-    println!("serving the notes in {}: {} notes", dir.display(), set.len());
+    say!("serving the notes in {}: {} notes", dir.display(), set.len());
     print_unreadable(&journal).await?;
-    println!("a running `journal serve` serves this folder from its next start");
+    say!("a running `journal serve` serves this folder from its next start");
     Ok(())
 }
 
@@ -78,8 +78,8 @@ async fn status(journal_dir: &Path) -> anyhow::Result<()> {
     let journal = super::open(journal_dir).await?;
     let set = journal.notes.set();
     let count = |access: Access| set.all().iter().filter(|n| n.access == access).count();
-    println!("notes folder: {}", journal.notes.root().display());
-    println!(
+    say!("notes folder: {}", journal.notes.root().display());
+    say!(
         "{} notes ({} read-only, {} private); _private/, Widgets/ and dot folders are never served",
         set.len(),
         count(Access::ReadOnly),
@@ -98,7 +98,7 @@ async fn history(journal_dir: &Path, path: &str) -> anyhow::Result<()> {
     let journal = super::open_for_access(journal_dir).await?;
     let versions = history::of_path(&journal.db, &path, 1000).await?;
     if versions.is_empty() {
-        println!(
+        say!(
             "no agent has changed {path} (versions are kept for {} days)",
             history::KEEP_DAYS
         );
@@ -125,14 +125,14 @@ async fn history(journal_dir: &Path, path: &str) -> anyhow::Result<()> {
         if let Some(id) = v.reverted {
             how.push_str(&format!(" of version {id}"));
         }
-        println!(
+        say!(
             "version {:>5}  {}  {by}  {what} ({how}), {} bytes kept",
             v.id,
             format_timestamp(v.at),
             v.size
         );
     }
-    println!("`journal notes revert {path} VERSION` undoes a version");
+    say!("`journal notes revert {path} VERSION` undoes a version");
     Ok(())
 }
 
@@ -145,17 +145,17 @@ async fn revert(journal_dir: &Path, path: &str, version: i64) -> anyhow::Result<
     };
     let written = changes::revert(&journal, version, None).await?;
     match written.hash {
-        Some(_) if written.moved_from.is_some() => println!(
+        Some(_) if written.moved_from.is_some() => say!(
             "{} is back where it was before version {version}, and the links the move updated are as they were",
             written.path
         ),
-        Some(_) => println!("{} is back as it was before version {version}", written.path),
-        None => println!(
+        Some(_) => say!("{} is back as it was before version {version}", written.path),
+        None => say!(
             "{} is removed again, as before version {version} created it",
             written.path
         ),
     }
-    println!("this undo is kept in the history too: `journal notes history {path}`");
+    say!("this undo is kept in the history too: `journal notes history {path}`");
     Ok(())
 }
 
@@ -166,7 +166,7 @@ async fn print_unreadable(journal: &crate::journal::Journal) -> anyhow::Result<(
             .fetch_all(&journal.db)
             .await?;
     for (path, error) in rows {
-        println!("not served: {path}: {error}");
+        say!("not served: {path}: {error}");
     }
     Ok(())
 }

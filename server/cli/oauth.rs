@@ -73,11 +73,11 @@ pub async fn pairing(journal: &Arc<Journal>, command: PairingCommand) -> anyhow:
                 );
             }
             let code = store::open_code(&journal.db, &route, unix_now()).await.map_err(plain)?;
-            println!(
+            say!(
                 "Sign-in is open on the {route} route for {} minutes. Type this code on the consent page when your agent asks:",
                 pairing::LIFETIME_SECONDS / 60
             );
-            println!("{}", pairing::display(&code));
+            say!("{}", pairing::display(&code));
         }
         PairingCommand::Revoke { route } => {
             if let Some(route) = &route {
@@ -86,7 +86,7 @@ pub async fn pairing(journal: &Arc<Journal>, command: PairingCommand) -> anyhow:
             let closed = store::revoke_codes(&journal.db, route.as_deref())
                 .await
                 .map_err(plain)?;
-            println!(
+            say!(
                 "{}",
                 if closed == 0 {
                     "no pairing code was open"
@@ -104,7 +104,7 @@ pub async fn oauth(journal: &Arc<Journal>, command: OauthCommand) -> anyhow::Res
         OauthCommand::List => {
             let signed_in = store::list_grants(&journal.db).await.map_err(plain)?;
             if signed_in.is_empty() {
-                println!("no apps are signed in: open sign-in with `journal mcp pairing generate`");
+                say!("no apps are signed in: open sign-in with `journal mcp pairing generate`");
             }
             let now = unix_now();
             for entry in signed_in {
@@ -113,7 +113,7 @@ pub async fn oauth(journal: &Arc<Journal>, command: OauthCommand) -> anyhow::Res
                     .last_used_at
                     .map_or_else(|| "never".to_string(), format_timestamp);
                 let state = if entry.expires_at <= now { "ended" } else { "ends" };
-                println!(
+                say!(
                     "{}  {}  route {}  paired {}  {state} {}  last used {}  {}",
                     shown::line(&entry.client_id),
                     shown::line(&entry.connection.label),
@@ -152,12 +152,12 @@ pub async fn oauth(journal: &Arc<Journal>, command: OauthCommand) -> anyhow::Res
                     "too many clients are registered: sign apps out with `journal mcp oauth revoke --client-id ID` first"
                 );
             };
-            println!("registered {}; give the app this client id:", client.client_name);
-            println!("{}", client.client_id);
+            say!("registered {}; give the app this client id:", client.client_name);
+            say!("{}", client.client_id);
         }
         OauthCommand::Revoke { client_id } => {
             let ended = store::revoke_client(&journal.db, &client_id).await.map_err(plain)?;
-            println!(
+            say!(
                 "signed out {client_id}: {ended} grant{} ended",
                 if ended == 1 { "" } else { "s" }
             );

@@ -86,21 +86,21 @@ pub async fn run(journal: &Arc<Journal>, command: PermissionCommand) -> anyhow::
             for connection in resolve(journal, &who).await? {
                 let mode = write.unwrap_or(connection.grant.write_mode);
                 let grant = connections::set_grant(db, &connection.id, &categories, reach, mode).await?;
-                println!("{}: {}", connection.label, grant.describe(&journal.facets()));
+                say!("{}: {}", connection.label, grant.describe(&journal.facets()));
                 if mode == WriteMode::Force && connection.grant.write_mode != WriteMode::Force {
-                    println!("  {} may now change notes without your review", connection.label);
+                    say!("  {} may now change notes without your review", connection.label);
                 }
             }
         }
         PermissionCommand::Show { who } => {
             for connection in resolve(journal, &who).await? {
-                println!("{}: {}", connection.label, connection.grant.describe(&journal.facets()));
+                say!("{}: {}", connection.label, connection.grant.describe(&journal.facets()));
             }
         }
         PermissionCommand::Clear { who } => {
             for connection in resolve(journal, &who).await? {
                 let grant = connections::set_grant(db, &connection.id, &BTreeSet::new(), None, WriteMode::None).await?;
-                println!("{}: {}", connection.label, grant.describe(&journal.facets()));
+                say!("{}: {}", connection.label, grant.describe(&journal.facets()));
             }
         }
     }

@@ -50,7 +50,7 @@ pub async fn run(journal: &Arc<Journal>, command: ProposalsCommand) -> anyhow::R
         ProposalsCommand::Accept { id, onto_current } => accept(journal, id, onto_current).await,
         ProposalsCommand::Reject { id, reason } => {
             changes::reject(journal, id, &reason).await.map_err(review_error)?;
-            println!("rejected proposal {id}");
+            say!("rejected proposal {id}");
             Ok(())
         }
     }
@@ -77,21 +77,26 @@ async fn list(journal: &Arc<Journal>, status: &str, label: Option<&str>) -> anyh
         .filter(|p| label.is_none_or(|l| p.label.eq_ignore_ascii_case(l)))
         .collect();
     if listed.is_empty() {
-        println!(
+        say!(
             "no proposals{}",
             status.map_or(String::new(), |s| format!(" are {}", s.as_str()))
         );
         return Ok(());
     }
     for p in listed {
-        println!(
-            "{:>5}  {:<8}  {}  {}  {}  {}",
+        say!(
+            "{:>5}  {:<8}  {}  {}  {}  {}{}",
             p.id,
             p.status.as_str(),
             format_timestamp(p.at),
             shown::line(&p.label),
             shown::line(&p.tool),
-            shown::line(&p.path)
+            shown::line(&p.path),
+            if p.instructs() {
+                "  [instructions for agents]"
+            } else {
+                ""
+            }
         );
     }
     Ok(())
@@ -101,35 +106,38 @@ async fn show(journal: &Arc<Journal>, id: i64) -> anyhow::Result<()> {
     let Some(p) = proposals::get(&journal.db, id).await? else {
         bail!("there is no proposal {id}; `journal proposals list --status all` lists them");
     };
-    println!(
+    say!(
         "proposal {}: {} by {} at {}",
         p.id,
         p.status.as_str(),
         shown::line(&p.label),
         format_timestamp(p.at)
     );
-    println!("{} {}", shown::line(&p.tool), shown::line(&p.arguments));
-    if !p.reason.is_empty() {
-        println!("reason: {}", shown::line(&p.reason));
+    say!("{} {}", shown::line(&p.tool), shown::line(&p.arguments));
+    if p.instructs() {
+        say!("this changes instructions other agents follow (an AGENTS.md or a skill): read it as you would a prompt");
     }
-    print!("{}", shown::text(&p.diff));
+    if !p.reason.is_empty() {
+        say!("reason: {}", shown::line(&p.reason));
+    }
+    say_raw!("{}", shown::text(&p.diff));
     if p.status != Status::Pending {
         return Ok(());
     }
     let Some(reader) = connections::reader(&journal.db, &p.connection_id, &journal.facets()).await? else {
-        println!("the connection that proposed this was removed: the proposal can only be rejected");
+        say!("the connection that proposed this was removed: the proposal can only be rejected");
         return Ok(());
     };
     let preview = changes::preview(journal, &p, Some(reader))
         .await
         .map_err(review_error)?;
     if preview.stale {
-        println!("the note changed since this was proposed; made to the note as it is now, the change is:");
+        say!("the note changed since this was proposed; made to the note as it is now, the change is:");
         match preview.diff_now {
-            Ok(diff) => print!("{}", shown::text(&diff)),
-            Err(why) => println!("(it cannot be made now: {})", shown::line(&why)),
+            Ok(diff) => say_raw!("{}", shown::text(&diff)),
+            Err(why) => say!("(it cannot be made now: {})", shown::line(&why)),
         }
-        println!("accept it with --onto-current, or reject it");
+        say!("accept it with --onto-current, or reject it");
     }
     Ok(())
 }
@@ -144,7 +152,7 @@ async fn accept(journal: &Arc<Journal>, id: i64, onto_current: bool) -> anyhow::
         graph::gate::accept(journal, &p, viewer)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
-        println!("accepted proposal {id}: {}", shown::line(&p.path));
+        say!("accepted proposal {id}: {}", shown::line(&p.path));
         return Ok(());
     }
     let reader = connections::reader(&journal.db, &p.connection_id, &journal.facets()).await?;
@@ -159,7 +167,7 @@ async fn accept(journal: &Arc<Journal>, id: i64, onto_current: bool) -> anyhow::
     let written = changes::accept(journal, id, reader, onto.as_deref())
         .await
         .map_err(review_error)?;
-    println!("accepted proposal {id}: {} changed", written.path);
+    say!("accepted proposal {id}: {} changed", written.path);
     Ok(())
 }
 

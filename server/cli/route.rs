@@ -93,15 +93,13 @@ pub async fn run(dir: &Path, command: RouteCommand) -> anyhow::Result<()> {
         RouteCommand::Ca { pem } => {
             let ca = load_ca(dir).await?;
             if pem {
-                print!("{}", ca.pem());
+                say_raw!("{}", ca.pem());
             } else {
-                println!(
-                    "The certificate authority of this journal's LAN route. Install it on the devices that connect"
-                );
-                println!("over your network, and check that they show this fingerprint:");
-                println!("SHA-256 {}", ca.fingerprint());
-                println!();
-                print!("{}", ca.pem());
+                say!("The certificate authority of this journal's LAN route. Install it on the devices that connect");
+                say!("over your network, and check that they show this fingerprint:");
+                say!("SHA-256 {}", ca.fingerprint());
+                say!();
+                say_raw!("{}", ca.pem());
             }
             Ok(())
         }
@@ -127,30 +125,30 @@ async fn enable_lan(dir: &Path, addr: Option<String>) -> anyhow::Result<()> {
             None => lan.remove("addr"),
         };
     })?;
-    println!("The LAN route is on. Restart `journal serve` for it to take effect; it will serve at:");
+    say!("The LAN route is on. Restart `journal serve` for it to take effect; it will serve at:");
     match addr {
-        Some(addr) => println!("  {}", Route::lan(addr).mcp_url()),
+        Some(addr) => say!("  {}", Route::lan(addr).mcp_url()),
         None => {
             let ips = addresses::current()
                 .map(|found| addresses::choose(&found))
                 .unwrap_or_default();
             if ips.is_empty() {
-                println!(
+                say!(
                     "  every private address of this computer, port {} (it has none right now)",
                     config::DEFAULT_LAN_PORT
                 );
             }
             for ip in ips {
-                println!("  {}", lan_url(ip, config::DEFAULT_LAN_PORT));
+                say!("  {}", lan_url(ip, config::DEFAULT_LAN_PORT));
             }
         }
     }
-    println!("Install its certificate authority on the devices that connect (`journal route ca`, or");
-    println!(
+    say!("Install its certificate authority on the devices that connect (`journal route ca`, or");
+    say!(
         "the owner app's Connect page) and check the fingerprint: SHA-256 {}",
         ca.fingerprint()
     );
-    println!("Agents there sign in with a pairing code: `journal mcp pairing generate --route lan`.");
+    say!("Agents there sign in with a pairing code: `journal mcp pairing generate --route lan`.");
     Ok(())
 }
 
@@ -219,16 +217,18 @@ async fn enable_domain(dir: &Path, mut args: DomainArgs) -> anyhow::Result<()> {
         };
     })?;
     let url = Route::domain(&plan.hostname, plan.public_port, plan.listen).mcp_url();
-    println!("The domain route is on. Restart `journal serve` for it to take effect; it will serve at {url}");
-    println!(
+    say!("The domain route is on. Restart `journal serve` for it to take effect; it will serve at {url}");
+    say!(
         "with a certificate from {} (ACME account {}).",
-        plan.directory, account.url
+        plan.directory,
+        account.url
     );
-    println!(
+    say!(
         "The CA checks the hostname by connecting to it on port {}: forward that port to {} if a router is in between.",
-        plan.public_port, plan.listen
+        plan.public_port,
+        plan.listen
     );
-    println!("Agents there sign in with a pairing code: `journal mcp pairing generate --route domain`.");
+    say!("Agents there sign in with a pairing code: `journal mcp pairing generate --route domain`.");
     Ok(())
 }
 
@@ -238,16 +238,14 @@ fn disable(dir: &Path, name: &str) -> anyhow::Result<()> {
             config::edit(dir, |doc| {
                 config::section(doc, "lan").insert("enabled", toml_edit::value(false));
             })?;
-            println!("The LAN route is off from the next start of `journal serve` (restart it now to stop serving).");
+            say!("The LAN route is off from the next start of `journal serve` (restart it now to stop serving).");
             Ok(())
         }
         DOMAIN => {
             config::edit(dir, |doc| {
                 config::section(doc, "domain").insert("enabled", toml_edit::value(false));
             })?;
-            println!(
-                "The domain route is off from the next start of `journal serve` (restart it now to stop serving)."
-            );
+            say!("The domain route is off from the next start of `journal serve` (restart it now to stop serving).");
             Ok(())
         }
         LOCAL => bail!(
@@ -264,17 +262,17 @@ fn lan_url(ip: IpAddr, port: u16) -> String {
 async fn list(dir: &Path, db: &crate::db::Pool) -> anyhow::Result<()> {
     let settings = config::read_file(dir)?;
     let local = config::local_addr(None, &settings)?;
-    println!("local   on   {}", Route::local(local).mcp_url());
-    println!("             keys and sign-ins; loopback only, so no certificate");
+    say!("local   on   {}", Route::local(local).mcp_url());
+    say!("             keys and sign-ins; loopback only, so no certificate");
     let lan = config::lan_plan(&settings)?;
     let recorded = status::read(db, LAN).await?;
     for line in lan_lines(lan, recorded.as_ref(), unix_now()) {
-        println!("{line}");
+        say!("{line}");
     }
     // Listing reads the CA if there is one; it never makes one.
     if lan.is_some() && ca::folder(dir).join("ca-key.pem").exists() {
         let ca = load_ca(dir).await?;
-        println!(
+        say!(
             "             certificate authority: {}, SHA-256 {}",
             ca.name(),
             ca.fingerprint()
@@ -283,7 +281,7 @@ async fn list(dir: &Path, db: &crate::db::Pool) -> anyhow::Result<()> {
     let domain = config::domain_plan(&settings)?;
     let recorded = status::read(db, DOMAIN).await?;
     for line in domain_lines(domain.as_ref(), recorded.as_ref(), unix_now()) {
-        println!("{line}");
+        say!("{line}");
     }
     Ok(())
 }

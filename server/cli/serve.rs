@@ -6,15 +6,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use clap::Args;
 
-/// Prints a line to stdout, ignoring a closed stdout: a server must not die because whoever started
-/// it stopped reading (a pipe into `head`, a supervisor that closed the stream).
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($arg)*);
-    }};
-}
-
 use super::content::write_demo;
 use crate::auth::{Category, WriteMode, connections};
 use crate::config;

@@ -28,9 +28,9 @@ pub async fn run(journal: &Arc<Journal>, command: TrashCommand) -> anyhow::Resul
         TrashCommand::Restore { id } => {
             let restored = changes::restore(journal, id).await?;
             for note in &restored {
-                println!("restored {}", note.path);
+                say!("restored {}", note.path);
             }
-            println!("this restore is kept in the history too: `journal notes history PATH`");
+            say!("this restore is kept in the history too: `journal notes history PATH`");
             Ok(())
         }
     }
@@ -39,7 +39,7 @@ pub async fn run(journal: &Arc<Journal>, command: TrashCommand) -> anyhow::Resul
 async fn list(journal: &Arc<Journal>) -> anyhow::Result<()> {
     let deletions = history::deletions(&journal.db, 1000).await?;
     if deletions.is_empty() {
-        println!(
+        say!(
             "the trash is empty (deleted notes are kept for {} days)",
             history::KEEP_DAYS
         );
@@ -61,13 +61,13 @@ async fn list(journal: &Arc<Journal>) -> anyhow::Result<()> {
             n if n == versions.len() => "  (back in place)".into(),
             n => format!("  ({n} back in place)"),
         };
-        println!(
+        say!(
             "{id:>5}  {}  {} ({})  {notes}{state}",
             format_timestamp(first.at),
             shown::line(&first.actor),
             shown::line(&first.label)
         );
     }
-    println!("`journal trash restore ID` brings a deletion's notes back");
+    say!("`journal trash restore ID` brings a deletion's notes back");
     Ok(())
 }

@@ -61,11 +61,14 @@ pub fn host_allowed(headers: &HeaderMap, route: &Route) -> bool {
         return false;
     };
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
-    let (name, port) = match host.rsplit_once(':') {
-        Some((name, port)) => (name, port.parse::<u16>().ok()),
-        None => (host, Some(443)),
+    // `:+443` and `:0443` parse as 443 but are not how the port is written: refused, as on the
+    // local route, so that only the one spelling is ever echoed into a URL.
+    let port_ok = match host.rsplit_once(':') {
+        Some((_, port)) => super::local::written_as(port, route.port),
+        None => route.port == 443,
     };
-    port == Some(route.port) && name.eq_ignore_ascii_case(hostname)
+    let name = host.rsplit_once(':').map_or(host, |(name, _)| name);
+    port_ok && name.eq_ignore_ascii_case(hostname)
 }
 
 #[cfg(test)]
@@ -88,6 +91,9 @@ mod tests {
         }
         for bad in [
             "journal.example.org:8443",
+            "journal.example.org:+443",
+            "journal.example.org:0443",
+            "journal.example.org:443 ",
             "evil.example.org",
             "journal.example.org.evil.com",
             "203.0.113.5",

@@ -61,8 +61,8 @@ pub fn host_allowed(host: &str, port: u16) -> bool {
 }
 
 /// Whether `text` is `port` in decimal with no sign and no leading zero (checked on every request,
-/// so without formatting the port anew).
-fn written_as(text: &str, port: u16) -> bool {
+/// so without formatting the port anew). Every route reads a Host's port this way.
+pub(super) fn written_as(text: &str, port: u16) -> bool {
     !text.starts_with('0') && text.bytes().all(|b| b.is_ascii_digit()) && text.parse::<u16>() == Ok(port)
 }
 

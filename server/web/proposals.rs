@@ -62,6 +62,8 @@ pub struct ProposalView {
     pub decided: String,
     pub reason: String,
     pub diff: Vec<DiffLine>,
+    /// It changes instructions other agents follow (an AGENTS.md, a skill).
+    pub instructs: bool,
     /// The note changed since the proposal: the change against it now (or why it cannot be made),
     /// and the hash the owner sees, which an accept onto the current note carries.
     pub conflict: Option<Conflict>,
@@ -338,6 +340,7 @@ async fn view(state: &AppState, proposal: &Proposal) -> Result<ProposalView, Cha
         None
     };
     Ok(ProposalView {
+        instructs: proposal.instructs(),
         id: proposal.id,
         at: format_timestamp(proposal.at),
         tool: proposal.tool.clone(),

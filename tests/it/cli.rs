@@ -1006,3 +1006,32 @@ async fn the_trash_lists_deletions_and_restores_them() {
     assert!(again.contains("taken again"), "{again}");
     assert!(fails(&root, &["trash", "restore", "999"]).contains("no deletion 999"));
 }
+
+/// `journal ... | head`: a reader that stops reading is no error and no panic, for any command.
+#[test]
+fn a_closed_standard_output_is_no_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    ok(dir, &["demo", dir.to_str().unwrap()]);
+    for args in [
+        vec!["facet", "list"],
+        vec!["graph", "list"],
+        vec!["notes", "status"],
+        vec!["mcp", "activity"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_journal"))
+            .arg("--journal")
+            .arg(dir)
+            .args(&args)
+            .env_remove("JOURNAL_HOME")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}

@@ -73,6 +73,12 @@ pub enum ChangeError {
     Stale { path: String, current: String },
     #[error("{0}")]
     Invalid(String),
+    /// An agent's change that touches instructions for other agents (`rules::instructs`): never
+    /// made at once, whatever the agent's write mode; the caller proposes it instead.
+    #[error(
+        "AGENTS.md and skills instruct other agents: a change to them always waits for the owner's review; propose it"
+    )]
+    Instructions,
     /// Another writer of the notes held them for the whole wait.
     #[error("another change to the notes is taking long; nothing was changed, try again in a moment")]
     Busy,
@@ -489,6 +495,10 @@ async fn make(
     let mut attempt = 1;
     loop {
         let plans = plan(journal, request, expected_hash.clone()).await?;
+        // The owner accepting a proposal makes it; an agent never makes one itself.
+        if record.proposal_id.is_none() && record.author.connection_id.is_some() && touches_instructions(&plans) {
+            return Err(ChangeError::Instructions);
+        }
         match commit_recorded(journal, &writer, plans, record).await {
             Err(ChangeError::Write(WriteError::Conflict { .. })) if expected_hash.is_none() && attempt < ATTEMPTS => {
                 attempt += 1;
@@ -537,6 +547,13 @@ async fn plan(
     let set = journal.notes.set();
     let (reader, path, change) = (request.reader.clone(), request.path.clone(), request.change.clone());
     blocking(move || write::plan_all(&walls, &set, &reader, &path, &change, expected_hash.as_deref())).await
+}
+
+/// Whether any note the plans change, at its old path or its new one, instructs agents.
+pub fn touches_instructions(plans: &[Plan]) -> bool {
+    plans
+        .iter()
+        .any(|p| super::rules::instructs(&p.path) || super::rules::instructs(p.original_path()))
 }
 
 /// The diff of every note a change touches, one after another.

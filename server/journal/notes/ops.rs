@@ -34,6 +34,9 @@ pub enum NoteError {
     /// Missing, hidden or quarantined: one answer for all three.
     #[error("{0}")]
     Missing(String),
+    /// Several notes the reader sees share the frontmatter id it named.
+    #[error("several notes have the id \"{id}\": {}; read the one you mean by its path", paths.join(", "))]
+    Ambiguous { id: String, paths: Vec<String> },
 }
 
 /// The answer for a note that is not there for this reader, whatever the reason.
@@ -118,7 +121,14 @@ pub fn read(vault: &Vault, reader: &Reader, target: &Target) -> Result<NoteText,
     let set = vault.set();
     let found = match target {
         Target::Path(path) => set.find_path(path, reader),
-        Target::Id(id) => set.find_id(id, reader),
+        Target::Id(id) => {
+            // Never one of several at random: a note that copies another's id must not pass for it.
+            let paths = set.paths_with_id(id, reader);
+            if paths.len() > 1 {
+                return Err(NoteError::Ambiguous { id: id.clone(), paths });
+            }
+            set.find_id(id, reader)
+        }
         Target::Skill(name) => {
             let path = format!("Skills/{name}/SKILL.md");
             set.find_path(&path, reader)

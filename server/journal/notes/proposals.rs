@@ -71,6 +71,21 @@ pub struct Proposal {
     pub result_hash: Option<String>,
 }
 
+impl Proposal {
+    /// Whether accepting it changes instructions for other agents (an `AGENTS.md`, a skill): every
+    /// note it touches is named in its diff's headers, so a folder's move is judged by its notes.
+    pub fn instructs(&self) -> bool {
+        super::rules::instructs(&self.path)
+            || self.diff.lines().any(|line| {
+                let path = ["--- a/", "+++ b/", "rename from ", "rename to "]
+                    .iter()
+                    .find_map(|header| line.strip_prefix(header))
+                    .map(|p| p.trim_end());
+                path.is_some_and(super::rules::instructs)
+            })
+    }
+}
+
 /// Why a proposal was not stored.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

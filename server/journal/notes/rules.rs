@@ -32,6 +32,16 @@ pub fn same_name(name: &str, reserved: &str) -> bool {
     unicase::eq(name.trim_end_matches(['.', ' ']), reserved)
 }
 
+/// Whether the note at `path` instructs agents: an `AGENTS.md` (or `AGENT.md`) at any depth, which
+/// agents receive with every note below it, or anything under the top-level `Skills/` folder (the
+/// skills agents read as the owner's). Compared as quarantine is, case-folded, so that no spelling
+/// makes one file an instruction on one system and a plain note on another.
+pub fn instructs(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let top = path.split('/').next().unwrap_or(path);
+    same_name(name, "AGENTS.md") || same_name(name, "AGENT.md") || (path.contains('/') && same_name(top, "Skills"))
+}
+
 /// Whether a name can be part of a note's path at all: printable UTF-8 without `\` (a path an agent
 /// types must mean the same file on every system).
 pub fn plain_name(name: &str) -> bool {
@@ -208,6 +218,28 @@ mod tests {
         assert_eq!(typed_folder("/Projects/").unwrap(), "Projects");
         assert_eq!(typed_folder("").unwrap(), "");
         assert!(typed_folder("../x").is_err());
+    }
+
+    #[test]
+    fn instructions_are_agents_md_at_any_depth_and_everything_under_skills() {
+        for path in [
+            "AGENTS.md",
+            "Projects/AGENTS.md",
+            "a/agents.md",
+            "AGENT.md",
+            "Skills/x/SKILL.md",
+            "skills/x/ref.md",
+        ] {
+            assert!(instructs(path), "{path}");
+        }
+        for path in [
+            "Skills.md",
+            "Projects/Skills/x.md",
+            "MY-AGENTS.md",
+            "notes/agent.txt.md",
+        ] {
+            assert!(!instructs(path), "{path}");
+        }
     }
 
     #[test]

@@ -294,6 +294,18 @@ impl NoteSet {
         })
     }
 
+    /// The paths of the notes `reader` may see whose frontmatter id is `id`, in path order.
+    pub fn paths_with_id(&self, id: &str, reader: &Reader) -> Vec<String> {
+        let Some(rows) = self.by_id.get(id) else {
+            return Vec::new();
+        };
+        rows.iter()
+            .map(|i| &self.newest[*i])
+            .filter(|note| sight(note, reader).visible())
+            .map(|note| note.path.clone())
+            .collect()
+    }
+
     /// The nearest `AGENTS.md` (or `AGENT.md`) in the note's folder or above it that `reader` may
     /// see. A hidden one is skipped as if it were not there.
     pub fn agents_md(&self, note_path: &str, reader: &Reader) -> Option<&Arc<Note>> {

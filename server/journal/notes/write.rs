@@ -188,8 +188,13 @@ pub fn plan_all(
     let plans = match change {
         Change::Delete { folder: true } => plan_folder_delete(walls, reader, path)?,
         Change::Move { to, folder } => super::moves::plan(walls, reader, set, path, to, *folder)?,
-        _ => return Ok(vec![plan(walls, reader, path, change, expected_hash)?]),
+        _ => {
+            let plans = vec![plan(walls, reader, path, change, expected_hash)?];
+            check_ids(&plans, set, reader)?;
+            return Ok(plans);
+        }
     };
+    check_ids(&plans, set, reader)?;
     let hash = base_hash(&plans);
     if let Some(expected) = expected_hash
         && hash.as_deref() != Some(expected)
@@ -440,7 +445,7 @@ fn plan_create(walls: &Walls, reader: &Reader, path: &str, content: &str) -> Res
         });
     }
     let text = edit::create(content)?;
-    check_result(path, &text, reader)?;
+    check_result(path, &text, reader, None)?;
     Ok(Plan {
         path: path.to_string(),
         file,
@@ -470,7 +475,7 @@ fn plan_update(
         Change::Delete { .. } => None,
         _ => {
             let new = changed(text, change)?;
-            check_result(path, &new, reader)?;
+            check_result(path, &new, reader, Some(&found.bytes))?;
             Some(new)
         }
     };
@@ -701,8 +706,10 @@ fn changed(text: &str, change: &Change) -> Result<String, EditError> {
 }
 
 /// The result must be a note the reader could read and see: a change may not make a note
-/// unreadable (its access unknowable) nor take it out of the agent's own reach.
-fn check_result(path: &str, text: &str, reader: &Reader) -> Result<(), WriteError> {
+/// unreadable (its access unknowable) nor take it out of the agent's own reach. A facet-limited
+/// writer files notes only within its facets: it may not add a facet it does not reach (which would
+/// hand the note to the agents of that facet) nor remove one (which would take it from them).
+fn check_result(path: &str, text: &str, reader: &Reader, before: Option<&[u8]>) -> Result<(), WriteError> {
     if text.len() as u64 > note::MAX_NOTE_BYTES {
         return Err(WriteError::Refused("the note would be larger than 8 MiB".into()));
     }
@@ -713,6 +720,56 @@ fn check_result(path: &str, text: &str, reader: &Reader) -> Result<(), WriteErro
             "the change would take the note out of your reach (its facets); keep a facet your connection can read"
                 .into(),
         ));
+    }
+    if let crate::journal::content::Scope::Facets(allowed) = &reader.scope {
+        let was: Vec<String> = before
+            .and_then(|bytes| note::read(path, bytes, 0).ok())
+            .map(|r| r.note.facets)
+            .unwrap_or_default();
+        let now = &read.note.facets;
+        let mut outside: Vec<&str> = now
+            .iter()
+            .filter(|f| !was.contains(f))
+            .chain(was.iter().filter(|f| !now.contains(f)))
+            .filter(|f| !allowed.contains(f))
+            .map(String::as_str)
+            .collect();
+        outside.sort_unstable();
+        outside.dedup();
+        if !outside.is_empty() {
+            return Err(WriteError::Refused(format!(
+                "your connection files notes only in its own facets ({}); it may not add or remove the facet {}",
+                allowed.join(", "),
+                outside.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A note an agent writes may not take a frontmatter `id` that another note the agent can see
+/// already has: `note_read {id}` would then find the agent's note in place of the owner's. (Ids of
+/// notes it cannot see are never compared, so the answer tells nothing of them; a reader who sees
+/// two notes with one id is asked for a path instead, see `ops::read`.)
+fn check_ids(plans: &[Plan], set: &NoteSet, reader: &Reader) -> Result<(), WriteError> {
+    let id_of = |path: &str, bytes: &[u8]| note::read(path, bytes, 0).ok().and_then(|r| r.note.id);
+    for plan in plans {
+        let Some(after) = &plan.after else { continue };
+        let Some(id) = id_of(&plan.path, after.as_bytes()) else {
+            continue;
+        };
+        if plan.original().and_then(|b| id_of(plan.original_path(), b)).as_deref() == Some(id.as_str()) {
+            continue;
+        }
+        let taken = set.visible(reader).any(|(other, _)| {
+            other.id.as_deref() == Some(id.as_str()) && other.path != plan.path && other.path != plan.original_path()
+        });
+        if taken {
+            return Err(WriteError::Refused(format!(
+                "the id \"{id}\" is another note's already; choose another id, or none (a note without one is known \
+                 by its path)"
+            )));
+        }
     }
     Ok(())
 }

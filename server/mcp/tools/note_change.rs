@@ -37,7 +37,14 @@ pub struct Output {
     /// For a move: the other notes whose links to what moved were updated (proposed: would be).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub links_updated: Vec<String>,
+    /// Why a change this connection may make at once was proposed instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why_proposed: Option<String>,
 }
+
+/// Why an AGENTS.md or a skill was proposed rather than written.
+const INSTRUCTIONS_WAIT: &str =
+    "AGENTS.md and skills instruct other agents, so a change to them always waits for the owner's review";
 
 /// Asks for `change` to the note at `path` as the calling connection, by its write mode.
 /// `arguments` are the call's arguments as sent, kept with a proposal.
@@ -65,35 +72,45 @@ pub async fn apply(
         Change::Move { to, .. } => (true, "moved", to.clone()),
         _ => (false, "written", request.path.clone()),
     };
+    let proposed = |proposed: changes::Proposed, why: Option<&str>| Output {
+        status: "proposed".into(),
+        path: path.clone(),
+        // A move's combined hash of every note it touches means nothing to the agent.
+        hash: if matches!(request.change, Change::Move { .. }) {
+            None
+        } else {
+            proposed.base_hash
+        },
+        proposal_id: Some(proposed.id),
+        notes: if many { proposed.notes } else { Vec::new() },
+        links_updated: proposed.links,
+        why_proposed: why.map(str::to_string),
+    };
     let output = match connection.grant.write_mode {
-        WriteMode::Force => {
-            let made = changes::apply(context.journal, &request).await.map_err(refusal)?;
-            let (notes, links_updated) = made.summary(&request.change);
-            Output {
-                status: status.into(),
-                path,
-                hash: made.hash,
-                proposal_id: None,
-                notes: if many { notes } else { Vec::new() },
-                links_updated,
+        WriteMode::Force => match changes::apply(context.journal, &request).await {
+            Ok(made) => {
+                let (notes, links_updated) = made.summary(&request.change);
+                Output {
+                    status: status.into(),
+                    path: path.clone(),
+                    hash: made.hash,
+                    proposal_id: None,
+                    notes: if many { notes } else { Vec::new() },
+                    links_updated,
+                    why_proposed: None,
+                }
             }
-        }
-        WriteMode::Propose => {
-            let proposed = changes::propose(context.journal, &request).await.map_err(refusal)?;
-            Output {
-                status: "proposed".into(),
-                path,
-                // A move's combined hash of every note it touches means nothing to the agent.
-                hash: if matches!(request.change, Change::Move { .. }) {
-                    None
-                } else {
-                    proposed.base_hash
-                },
-                proposal_id: Some(proposed.id),
-                notes: if many { proposed.notes } else { Vec::new() },
-                links_updated: proposed.links,
-            }
-        }
+            // Instructions for other agents wait for the owner even from a force-mode agent.
+            Err(ChangeError::Instructions) => proposed(
+                changes::propose(context.journal, &request).await.map_err(refusal)?,
+                Some(INSTRUCTIONS_WAIT),
+            ),
+            Err(error) => return Err(refusal(error)),
+        },
+        WriteMode::Propose => proposed(
+            changes::propose(context.journal, &request).await.map_err(refusal)?,
+            None,
+        ),
         // Not offered; checked again here so that no path can write without a mode.
         WriteMode::None => {
             return Err(ToolError::Refused(
