@@ -167,6 +167,27 @@ fn create_each_flushed(files: &[(std::path::PathBuf, &[u8])]) -> io::Result<()> 
         .unwrap_or_else(|| io::Error::other("a file could not be written")))
 }
 
+/// Removes the temporary files a write of `path` left behind when its process died before the
+/// rename (`.<name>.<12 hex digits>.tmp` beside it). Best effort: what cannot be removed stays.
+pub fn remove_temps(path: &Path) {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return;
+    };
+    let Ok(entries) = fs::read_dir(parent) else { return };
+    let prefix = format!(".{name}.");
+    for entry in entries.filter_map(Result::ok) {
+        let file_name = entry.file_name();
+        let Some(entry_name) = file_name.to_str() else { continue };
+        let is_temp = entry_name
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+            .is_some_and(|suffix| suffix.len() == 12 && suffix.bytes().all(|b| b.is_ascii_hexdigit()));
+        if is_temp {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Removes a file durably; a missing file is not an error.
 pub fn remove_durable(path: &Path) -> io::Result<()> {
     match fs::remove_file(path) {

@@ -132,6 +132,10 @@ impl Journal {
             notes,
         });
         journal.reload_facets()?;
+        // A change to notes a process left half-made is undone before anything reads the notes.
+        notes::changes::recover_at_open(&journal)
+            .await
+            .map_err(|e| JournalError::Invalid(format!("a half-made change to the notes could not be undone: {e}")))?;
         Ok(journal)
     }
 

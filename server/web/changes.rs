@@ -171,7 +171,7 @@ async fn render_list(
         rows: versions.iter().map(row).collect(),
         trash,
         keep_days: history::KEEP_DAYS,
-        keep_mib: history::KEEP_BYTES / (1024 * 1024),
+        keep_mib: state.journal.notes.history_budget() / (1024 * 1024),
         notice,
         error,
     };

@@ -564,3 +564,109 @@ async fn tokens_rotated_while_the_server_is_killed_stay_consistent() {
         .unwrap();
     assert_eq!(integrity, "ok");
 }
+
+/// Folder moves killed at random moments: after each restart every note of the folder is whole and
+/// in exactly one place, all of them on the same side (a move is whole or absent), and no temporary
+/// file is left in the vault.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_move_killed_halfway_is_whole_or_absent() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("journal");
+    let key = {
+        let opened = journal::journal::Journal::open(&root).await.unwrap();
+        let (connection, key) = journal::auth::connections::create_key(&opened.db, "mover")
+            .await
+            .unwrap();
+        let notes = [journal::auth::Category::Notes].into_iter().collect();
+        journal::auth::connections::set_grant(
+            &opened.db,
+            &connection.id,
+            &notes,
+            None,
+            journal::auth::WriteMode::Force,
+        )
+        .await
+        .unwrap();
+        key
+    };
+    let vault = root.join("notes");
+    const NOTES: usize = 40;
+    let text = |n: usize| {
+        format!(
+            "# Note {n}\n\nNext: [[n-{}]]. {}\n",
+            (n + 1) % NOTES,
+            "words ".repeat(50)
+        )
+    };
+    std::fs::create_dir_all(vault.join("A")).unwrap();
+    for n in 0..NOTES {
+        std::fs::write(vault.join(format!("A/n-{n}.md")), text(n)).unwrap();
+    }
+    let moved = Arc::new(Mutex::new(0usize));
+    let (counted, made) = (moved.clone(), moved.clone());
+    let mut random = Seeded::from_env_or_random();
+    kill_rounds(
+        &root,
+        &key,
+        &mut random,
+        move || *counted.lock().unwrap(),
+        move |client, _round, writer| {
+            let moved = made.clone();
+            async move {
+                // Bounded: at most 40 moves per writer per round.
+                for n in 0..40 {
+                    let (from, to) = if (n + writer) % 2 == 0 {
+                        ("A/", "B")
+                    } else {
+                        ("B/", "A")
+                    };
+                    match call(&client, n, "note_move", json!({"from": from, "to": to})).await {
+                        Some(true) => *moved.lock().unwrap() += 1,
+                        Some(false) => {}
+                        None => return,
+                    }
+                }
+            }
+        },
+    )
+    .await;
+    // The next start undoes what the last kill left half-made, before it serves.
+    let (mut child, url) = serve(&root);
+    let client = Client::connected(&url, &key).await;
+    let listed = client.ok("notes_list", json!({"limit": 200})).await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let side = |folder: &str| {
+        (0..NOTES)
+            .filter(|n| vault.join(format!("{folder}/n-{n}.md")).exists())
+            .count()
+    };
+    let (in_a, in_b) = (side("A"), side("B"));
+    assert!(
+        (in_a, in_b) == (NOTES, 0) || (in_a, in_b) == (0, NOTES),
+        "the folder is whole on one side: {in_a} in A, {in_b} in B"
+    );
+    let folder = if in_a == NOTES { "A" } else { "B" };
+    for n in 0..NOTES {
+        assert_eq!(
+            std::fs::read_to_string(vault.join(format!("{folder}/n-{n}.md"))).unwrap(),
+            text(n)
+        );
+    }
+    assert_eq!(listed["notes"].as_array().unwrap().len(), NOTES, "{listed}");
+    assert!(*moved.lock().unwrap() >= 5, "moves were acknowledged between the kills");
+    let mut stack = vec![vault.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            assert!(
+                !path.to_string_lossy().ends_with(".tmp"),
+                "a temporary file is left: {}",
+                path.display()
+            );
+            if path.is_dir() {
+                stack.push(path);
+            }
+        }
+    }
+}

@@ -599,3 +599,131 @@ async fn a_writer_files_only_in_its_facets_and_takes_no_other_notes_id() {
         "{ambiguous}"
     );
 }
+
+/// The attack on undo: delete a note, then churn a scratch note until the history is "full". The
+/// churn is refused at the agent's budget; the deletion stays in the trash and comes back whole.
+#[tokio::test]
+async fn an_agents_churn_never_erases_the_trash_or_its_undo() {
+    let dir = tempfile::tempdir().unwrap();
+    demo::write(dir.path(), &demo_options()).unwrap();
+    std::fs::write(dir.path().join("journal.toml"), "[notes]\nhistory_mib = 1\n").unwrap();
+    let server = TestServer::start_in(dir).await;
+    let (client, _) = server.writer("force", WriteMode::Force).await;
+    let notes = server.root().join("notes");
+    let precious = std::fs::read_to_string(notes.join("Inbox.md")).unwrap();
+    client
+        .ok("note_delete", json!({"path": "Inbox.md", "confirm": true}))
+        .await;
+    client
+        .ok("note_create", json!({"path": "scratch.md", "content": "# Scratch\n"}))
+        .await;
+    let chunk = "y".repeat(60_000);
+    let mut refused = None;
+    for _ in 0..40 {
+        let result = client
+            .call("note_append", json!({"path": "scratch.md", "text": chunk}))
+            .await;
+        if result["isError"] == true {
+            refused = Some(result["content"][0]["text"].as_str().unwrap().to_string());
+            break;
+        }
+    }
+    let refused = refused.expect("the churn is refused at the budget");
+    assert!(
+        refused.contains("history that lets the owner undo your changes is full"),
+        "{refused}"
+    );
+    let scratch = std::fs::read_to_string(notes.join("scratch.md")).unwrap();
+    let trash = crate::cli::ok(server.root(), &["trash", "list"]);
+    let id = trash
+        .lines()
+        .find(|line| line.contains("Inbox.md"))
+        .unwrap_or_else(|| panic!("the deletion is still in the trash:\n{trash}"))
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    crate::cli::ok(server.root(), &["trash", "restore", &id]);
+    assert_eq!(std::fs::read_to_string(notes.join("Inbox.md")).unwrap(), precious);
+    // The refused append changed nothing.
+    assert_eq!(std::fs::read_to_string(notes.join("scratch.md")).unwrap(), scratch);
+}
+
+/// An accept cut between writing the note and recording the decision (as a killed process leaves
+/// it): the next open puts the note back and the proposal is still pending; accepting it then
+/// applies it once.
+#[tokio::test]
+async fn an_accept_cut_short_is_undone_and_applies_once_later() {
+    use journal::journal::notes::changes::{self, Request};
+    use journal::journal::notes::history::{self, Author, ChangeRecord, NewVersion};
+    use journal::journal::notes::note::hash_hex;
+    use journal::journal::notes::write::Change;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    std::fs::create_dir_all(root.join("notes")).unwrap();
+    std::fs::write(root.join("notes/plan.md"), "# Plan\n").unwrap();
+    let id = {
+        let opened = journal::journal::Journal::open(&root).await.unwrap();
+        let (connection, _) = journal::auth::connections::create_key(&opened.db, "Helper")
+            .await
+            .unwrap();
+        let notes = [journal::auth::Category::Notes].into_iter().collect();
+        journal::auth::connections::set_grant(&opened.db, &connection.id, &notes, None, WriteMode::Propose)
+            .await
+            .unwrap();
+        let request = Request {
+            author: Author::agent(&connection.id, &connection.label),
+            reader: journal::journal::notes::Reader {
+                scope: journal::journal::content::Scope::WholeJournal,
+                label: connection.label.clone(),
+            },
+            tool: "note_append".into(),
+            arguments: json!({"path": "plan.md", "text": "- step"}),
+            path: "plan.md".into(),
+            change: Change::Append {
+                text: "- step".into(),
+                ensure_newline: true,
+            },
+            expected_hash: None,
+        };
+        let proposed = changes::propose(&opened, &request).await.unwrap();
+        // What a process killed in the middle of `proposals accept` leaves: the change recorded, the
+        // note written, and neither the change marked done nor the proposal decided.
+        let record = ChangeRecord {
+            author: request.author.clone(),
+            tool: "note_append".into(),
+            proposal_id: Some(proposed.id),
+            reverted: None,
+        };
+        let after = "# Plan\n- step";
+        let version = NewVersion {
+            path: "plan.md".into(),
+            new_path: Some("plan.md".into()),
+            before: Some(b"# Plan\n".to_vec()),
+            before_hash: Some(hash_hex(b"# Plan\n")),
+            after_hash: Some(hash_hex(after.as_bytes())),
+        };
+        history::record(&opened.db, &record, &[version], i64::MAX)
+            .await
+            .unwrap();
+        std::fs::write(root.join("notes/plan.md"), after).unwrap();
+        std::fs::write(root.join("notes/.plan.md.0123456789ab.tmp"), "half").unwrap();
+        proposed.id.to_string()
+    };
+    // The next open (any command) undoes it.
+    let listed = crate::cli::ok(&root, &["proposals", "list"]);
+    assert!(listed.contains("pending"), "{listed}");
+    assert_eq!(std::fs::read_to_string(root.join("notes/plan.md")).unwrap(), "# Plan\n");
+    assert!(!root.join("notes/.plan.md.0123456789ab.tmp").exists());
+    assert!(crate::cli::ok(&root, &["notes", "history", "plan.md"]).contains("no agent has changed"));
+    crate::cli::ok(&root, &["proposals", "accept", &id]);
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes/plan.md")).unwrap(),
+        "# Plan\n- step"
+    );
+    assert!(crate::cli::fails(&root, &["proposals", "accept", &id]).contains("already accepted"));
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes/plan.md")).unwrap(),
+        "# Plan\n- step"
+    );
+}

@@ -44,11 +44,51 @@ async fn writer(journal: &Arc<Journal>) -> Result<Writer, ChangeError> {
     let taken = tokio::task::spawn_blocking(move || crate::fsio::Lock::take(&path, WRITER_WAIT))
         .await
         .map_err(|e| ChangeError::Failed(e.to_string()))?;
+    let writer = match taken {
+        Ok(lock) => Writer { _lock: lock },
+        Err(crate::fsio::LockError::Busy) => return Err(ChangeError::Busy),
+        Err(crate::fsio::LockError::Io(e)) => return Err(ChangeError::Failed(format!("{WRITER_LOCK}: {e}"))),
+    };
+    // Whatever a writer that died left half-made is undone before anything else is changed.
+    recover(journal, &writer).await?;
+    Ok(writer)
+}
+
+/// At open: undoes what a writer that died left half-made, unless a live writer holds the notes
+/// now (then that writer, or the next, does it), so that reads never see a half-made change.
+pub async fn recover_at_open(journal: &Journal) -> Result<(), ChangeError> {
+    let path = journal.root().join(WRITER_LOCK);
+    let taken = tokio::task::spawn_blocking(move || crate::fsio::Lock::take(&path, std::time::Duration::ZERO))
+        .await
+        .map_err(|e| ChangeError::Failed(e.to_string()))?;
     match taken {
-        Ok(lock) => Ok(Writer { _lock: lock }),
-        Err(crate::fsio::LockError::Busy) => Err(ChangeError::Busy),
+        Ok(lock) => recover(journal, &Writer { _lock: lock }).await,
+        Err(crate::fsio::LockError::Busy) => Ok(()),
         Err(crate::fsio::LockError::Io(e)) => Err(ChangeError::Failed(format!("{WRITER_LOCK}: {e}"))),
     }
+}
+
+/// Undoes every change recorded and never marked done. The caller holds the writer, and a live
+/// writer marks its change done before it lets the writer go, so each of these belongs to a process
+/// that died between recording its change and finishing it: none was acknowledged. Each note goes
+/// back only from the state this change left it in (its `after_hash`, or a move's new file), so an
+/// edit the owner made since is never undone; the graph follows moved notes back; the change is
+/// forgotten; a proposal it was accepting is still pending.
+async fn recover(journal: &Journal, _writer: &Writer) -> Result<(), ChangeError> {
+    for change_id in history::unfinished(&journal.db).await? {
+        let versions = history::of_change(&journal.db, change_id).await?;
+        let walls = journal.notes.walls().clone();
+        let renames = blocking(move || Ok(super::recovery::undo(&walls, &versions))).await?;
+        if !renames.is_empty() {
+            rename_in_graph(journal.root(), renames).await;
+        }
+        history::forget(&journal.db, change_id).await?;
+        tracing::warn!(
+            change_id,
+            "a change to the notes left half-made by a process that stopped was undone"
+        );
+    }
+    Ok(())
 }
 
 /// Why a change was not made (or not staged). Nothing changed in any case.
@@ -79,6 +119,9 @@ pub enum ChangeError {
         "AGENTS.md and skills instruct other agents: a change to them always waits for the owner's review; propose it"
     )]
     Instructions,
+    /// The agent's changes already keep its budget of earlier versions (`history`).
+    #[error("{0}")]
+    HistoryFull(String),
     /// Another writer of the notes held them for the whole wait.
     #[error("another change to the notes is taking long; nothing was changed, try again in a moment")]
     Busy,
@@ -285,7 +328,7 @@ pub async fn accept(
         }
         other => other?,
     };
-    proposals::decide(&journal.db, id, Status::Accepted, "", written.hash.as_deref()).await?;
+    // Decided in the same transaction that marked the change done (`commit_recorded`).
     Ok(written)
 }
 
@@ -332,7 +375,7 @@ pub async fn revert(
     let path = version.path.clone();
     let expected = expected_hash.map(str::to_string);
     let plan = blocking(move || write::plan_restore(&walls, &path, before, expected.as_deref())).await?;
-    let mut made = commit_recorded(journal, &writer, vec![plan], &record).await?;
+    let mut made = commit_recorded(journal, &writer, vec![plan], &record, None).await?;
     settle(journal, writer).await;
     Ok(made.remove(0))
 }
@@ -387,7 +430,7 @@ async fn revert_move(
             .collect::<Vec<Plan>>())
     })
     .await?;
-    let mut made = commit_recorded(journal, &writer, plans, record).await?;
+    let mut made = commit_recorded(journal, &writer, plans, record, None).await?;
     settle(journal, writer).await;
     if made.is_empty() {
         return Err(ChangeError::NotFound(format!("change {change_id} has nothing to undo")));
@@ -430,7 +473,7 @@ pub async fn restore(journal: &Arc<Journal>, change_id: i64) -> Result<Vec<Writt
         proposal_id: None,
         reverted: None,
     };
-    let made = commit_recorded(journal, &writer, plans, &record).await?;
+    let made = commit_recorded(journal, &writer, plans, &record, None).await?;
     settle(journal, writer).await;
     Ok(made)
 }
@@ -499,7 +542,7 @@ async fn make(
         if record.proposal_id.is_none() && record.author.connection_id.is_some() && touches_instructions(&plans) {
             return Err(ChangeError::Instructions);
         }
-        match commit_recorded(journal, &writer, plans, record).await {
+        match commit_recorded(journal, &writer, plans, record, Some(&request.change)).await {
             Err(ChangeError::Write(WriteError::Conflict { .. })) if expected_hash.is_none() && attempt < ATTEMPTS => {
                 attempt += 1;
             }
@@ -513,14 +556,7 @@ async fn make(
                     let (walls, folder) = (journal.notes.walls().clone(), request.path.clone());
                     let _ = tokio::task::spawn_blocking(move || write::remove_empty_folders(&walls, &folder)).await;
                 }
-                let hash = match (notes.as_slice(), &request.change) {
-                    ([one], _) => one.hash.clone(),
-                    (_, Change::Move { folder: false, .. }) => notes
-                        .iter()
-                        .find(|w| w.moved_from.is_some())
-                        .and_then(|w| w.hash.clone()),
-                    _ => None,
-                };
+                let hash = made_hash(&notes, &request.change);
                 return Ok(Made {
                     path: request.path.clone(),
                     hash,
@@ -568,6 +604,7 @@ async fn commit_recorded(
     _writer: &Writer,
     plans: Vec<Plan>,
     record: &ChangeRecord,
+    change: Option<&Change>,
 ) -> Result<Vec<Written>, ChangeError> {
     let versions: Vec<NewVersion> = plans
         .iter()
@@ -579,7 +616,12 @@ async fn commit_recorded(
             after_hash: plan.after_hash(),
         })
         .collect();
-    let change_id = history::record(&journal.db, record, &versions).await?;
+    let change_id = history::record(&journal.db, record, &versions, journal.notes.history_budget())
+        .await
+        .map_err(|e| match e {
+            history::RecordError::Db(e) => ChangeError::Db(e),
+            full @ history::RecordError::Full { .. } => ChangeError::HistoryFull(full.to_string()),
+        })?;
     let written = match blocking(move || write::commit_all(plans)).await {
         Ok(written) => written,
         Err(error) => {
@@ -590,7 +632,28 @@ async fn commit_recorded(
         }
     };
     follow_moves(journal, &written).await;
+    // Done, and for an accepted proposal decided, in one transaction: after a crash the change is
+    // either done and decided, or undone by the next writer with its proposal still pending.
+    let mut tx = crate::db::begin_write(&journal.db).await?;
+    history::finish(&mut tx, change_id).await?;
+    if let Some(proposal_id) = record.proposal_id {
+        let hash = change.and_then(|c| made_hash(&written, c));
+        proposals::decide(&mut *tx, proposal_id, Status::Accepted, "", hash.as_deref()).await?;
+    }
+    tx.commit().await?;
     Ok(written)
+}
+
+/// The hash a change answers with: its one note's, or a single move's note at its new path.
+fn made_hash(notes: &[Written], change: &Change) -> Option<String> {
+    match (notes, change) {
+        ([one], _) => one.hash.clone(),
+        (_, Change::Move { folder: false, .. }) => notes
+            .iter()
+            .find(|w| w.moved_from.is_some())
+            .and_then(|w| w.hash.clone()),
+        _ => None,
+    }
 }
 
 /// After a commit: lets the next writer in, then syncs the catalog and keeps the history within
@@ -637,9 +700,14 @@ async fn sync_written(journal: &Arc<Journal>) {
 async fn follow_moves(journal: &Arc<Journal>, written: &[Written]) {
     let renames: Vec<(String, String)> = written
         .iter()
-        .filter_map(|w| Some((format!("note:{}", w.moved_from.as_ref()?), format!("note:{}", w.path))))
+        .filter_map(|w| Some((w.moved_from.clone()?, w.path.clone())))
         .collect();
-    let root = journal.root().to_path_buf();
+    rename_in_graph(journal.root(), renames).await;
+}
+
+/// Renames notes in the graph (`(from, to)` note paths), if the journal has a graph.
+async fn rename_in_graph(root: &std::path::Path, renames: Vec<(String, String)>) {
+    let root = root.to_path_buf();
     // No graph yet, nothing to follow (and no lock file made for nothing).
     if renames.is_empty() || !crate::journal::graph::store::path(&root).exists() {
         return;
@@ -647,7 +715,10 @@ async fn follow_moves(journal: &Arc<Journal>, written: &[Written]) {
     let renamed = tokio::task::spawn_blocking(move || {
         crate::journal::graph::store::update(&root, |graph| {
             Ok::<usize, crate::journal::graph::store::StoreError>(
-                renames.iter().map(|(from, to)| graph.rename_item(from, to)).sum(),
+                renames
+                    .iter()
+                    .map(|(from, to)| graph.rename_item(&format!("note:{from}"), &format!("note:{to}")))
+                    .sum(),
             )
         })
     })

@@ -3,8 +3,12 @@
 //! agent change can be seen and undone.
 //!
 //! A version is recorded before the change reaches the file and forgotten if it then fails, so that
-//! no change is ever on disk without the version that undoes it. Versions are kept for
-//! `KEEP_DAYS` days, and the oldest go first once the kept files exceed `KEEP_BYTES`.
+//! no change is ever on disk without the version that undoes it. Versions are kept for `KEEP_DAYS`
+//! days, whoever made them. Space is budgeted per agent connection: one whose changes already keep
+//! its budget of earlier versions (`KEEP_BYTES_PER_CONNECTION`, or `[notes] history_mib`) makes
+//! no more until some pass their days. Nothing is ever dropped for space: an agent's churn can
+//! never push out the owner's undo of what it did before, nor the trash, nor another agent's
+//! versions.
 
 use sqlx::Row;
 
@@ -12,8 +16,22 @@ use crate::db::{self, Pool};
 
 /// How long versions are kept.
 pub const KEEP_DAYS: i64 = 90;
-/// How many bytes of previous files the history keeps at most; beyond it, the oldest go first.
-pub const KEEP_BYTES: i64 = 512 * 1024 * 1024;
+/// How many bytes of earlier files one agent connection's changes may keep, by default.
+pub const KEEP_BYTES_PER_CONNECTION: i64 = 256 * 1024 * 1024;
+
+/// Why a change was not recorded (and so not made).
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// The connection's changes already keep its budget of earlier versions.
+    #[error(
+        "the history that lets the owner undo your changes is full ({} MiB for this connection); nothing was \
+         changed. It frees as your changes pass {KEEP_DAYS} days",
+        .limit / (1024 * 1024)
+    )]
+    Full { limit: i64 },
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+}
 
 /// Who made a change.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,12 +118,34 @@ impl Version {
     }
 }
 
-/// Records a change and its versions; answers the change's id.
-pub async fn record(pool: &Pool, change: &ChangeRecord, versions: &[NewVersion]) -> Result<i64, sqlx::Error> {
+/// Records a change and its versions; answers the change's id. An agent's change is refused when
+/// its connection's versions and these would keep more than `budget` bytes; the owner's never is.
+pub async fn record(
+    pool: &Pool,
+    change: &ChangeRecord,
+    versions: &[NewVersion],
+    budget: i64,
+) -> Result<i64, RecordError> {
     let mut tx = db::begin_write(pool).await?;
+    if let Some(connection_id) = &change.author.connection_id {
+        let kept: i64 = sqlx::query_scalar(
+            "SELECT coalesce(sum(v.size), 0) FROM note_versions v JOIN note_changes c ON c.id = v.change_id
+             WHERE c.connection_id = ?",
+        )
+        .bind(connection_id)
+        .fetch_one(&mut *tx)
+        .await?;
+        let adding: i64 = versions
+            .iter()
+            .map(|v| v.before.as_ref().map_or(0, |b| b.len() as i64))
+            .sum();
+        if kept + adding > budget {
+            return Err(RecordError::Full { limit: budget });
+        }
+    }
     let change_id: i64 = sqlx::query_scalar(
-        "INSERT INTO note_changes (at, actor, connection_id, label, tool, proposal_id, reverted)
-         VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        "INSERT INTO note_changes (at, actor, connection_id, label, tool, proposal_id, reverted, done)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 0) RETURNING id",
     )
     .bind(crate::clock::unix_now())
     .bind(&change.author.actor)
@@ -133,6 +173,24 @@ pub async fn record(pool: &Pool, change: &ChangeRecord, versions: &[NewVersion])
     }
     tx.commit().await?;
     Ok(change_id)
+}
+
+/// Marks a change whose files are all written as done (in the caller's transaction, which for an
+/// accepted proposal also records the decision).
+pub async fn finish(tx: &mut sqlx::SqliteConnection, change_id: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE note_changes SET done = 1 WHERE id = ?")
+        .bind(change_id)
+        .execute(tx)
+        .await?;
+    Ok(())
+}
+
+/// The changes recorded and never marked done, oldest first: left by a process that died while
+/// writing their files (the caller holds the notes' writer, so no live process is writing them).
+pub async fn unfinished(pool: &Pool) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar("SELECT id FROM note_changes WHERE done = 0 ORDER BY id")
+        .fetch_all(pool)
+        .await
 }
 
 /// Forgets a change whose files were not changed after all.
@@ -254,46 +312,20 @@ pub async fn deletions(pool: &Pool, limit: i64) -> Result<Vec<(i64, Vec<Version>
     Ok(out)
 }
 
-/// Drops versions older than `KEEP_DAYS`, then the oldest while the kept files exceed
-/// `KEEP_BYTES`. Answers how many versions went.
+/// Drops the changes older than `KEEP_DAYS`, with their versions. Answers how many changes went.
 pub async fn prune(pool: &Pool, now: i64) -> Result<u64, sqlx::Error> {
-    let mut tx = db::begin_write(pool).await?;
-    let old = sqlx::query("DELETE FROM note_changes WHERE at < ?")
+    Ok(sqlx::query("DELETE FROM note_changes WHERE at < ?")
         .bind(now - KEEP_DAYS * 86_400)
-        .execute(&mut *tx)
+        .execute(pool)
         .await?
-        .rows_affected();
-    let total: i64 = sqlx::query_scalar("SELECT coalesce(sum(size), 0) FROM note_versions")
-        .fetch_one(&mut *tx)
-        .await?;
-    let mut dropped = 0;
-    if total > KEEP_BYTES {
-        // The newest changes whose sizes add up to the limit stay (the newest always does); every
-        // older one goes.
-        let keep_from: Option<i64> = sqlx::query_scalar(
-            "SELECT coalesce(
-               (SELECT min(change_id) FROM (
-                  SELECT change_id, sum(sum(size)) OVER (ORDER BY change_id DESC) AS running
-                  FROM note_versions GROUP BY change_id)
-                WHERE running <= ?1),
-               (SELECT max(id) FROM note_changes))",
-        )
-        .bind(KEEP_BYTES)
-        .fetch_one(&mut *tx)
-        .await?;
-        dropped = sqlx::query("DELETE FROM note_changes WHERE id < ?")
-            .bind(keep_from.unwrap_or(i64::MAX))
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-    }
-    tx.commit().await?;
-    Ok(old + dropped)
+        .rows_affected())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const BUDGET: i64 = KEEP_BYTES_PER_CONNECTION;
 
     async fn pool() -> (tempfile::TempDir, Pool) {
         let dir = tempfile::tempdir().unwrap();
@@ -323,10 +355,10 @@ mod tests {
     #[tokio::test]
     async fn records_lists_and_forgets() {
         let (_dir, pool) = pool().await;
-        let first = record(&pool, &change("note_create"), &[version("a.md", None)])
+        let first = record(&pool, &change("note_create"), &[version("a.md", None)], BUDGET)
             .await
             .unwrap();
-        let second = record(&pool, &change("note_append"), &[version("a.md", Some(b"one"))])
+        let second = record(&pool, &change("note_append"), &[version("a.md", Some(b"one"))], BUDGET)
             .await
             .unwrap();
         let listed = of_path(&pool, "a.md", 10).await.unwrap();
@@ -344,9 +376,9 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn prune_drops_old_versions_and_the_oldest_beyond_the_space_limit() {
+    async fn prune_drops_only_what_passed_its_days() {
         let (_dir, pool) = pool().await;
-        let old = record(&pool, &change("note_write"), &[version("a.md", Some(b"x"))])
+        let old = record(&pool, &change("note_write"), &[version("a.md", Some(b"x"))], BUDGET)
             .await
             .unwrap();
         sqlx::query("UPDATE note_changes SET at = at - ? WHERE id = ?")
@@ -355,29 +387,59 @@ mod tests {
             .execute(&pool)
             .await
             .unwrap();
-        let kept = record(&pool, &change("note_write"), &[version("a.md", Some(b"y"))])
+        let kept = record(&pool, &change("note_write"), &[version("a.md", Some(b"y"))], BUDGET)
             .await
             .unwrap();
         assert_eq!(prune(&pool, crate::clock::unix_now()).await.unwrap(), 1);
         let left = of_path(&pool, "a.md", 10).await.unwrap();
         assert_eq!(left.iter().map(|v| v.change_id).collect::<Vec<_>>(), vec![kept]);
-        // Beyond the space limit the oldest go, the newest stay.
-        sqlx::query("UPDATE note_versions SET size = ?")
-            .bind(KEEP_BYTES / 2 + 1)
-            .execute(&pool)
+    }
+
+    /// An agent's churn never pushes out what it did before (the owner's undo, the trash): past its
+    /// budget its changes are refused, while another agent and the owner go on.
+    #[tokio::test]
+    async fn an_agent_past_its_budget_is_refused_and_nothing_older_goes() {
+        let (_dir, pool) = pool().await;
+        let budget = 10;
+        let delete = NewVersion {
+            new_path: None,
+            after_hash: None,
+            ..version("precious.md", Some(b"12345"))
+        };
+        let deletion = record(&pool, &change("note_delete"), &[delete], budget).await.unwrap();
+        record(
+            &pool,
+            &change("note_append"),
+            &[version("scratch.md", Some(b"1234"))],
+            budget,
+        )
+        .await
+        .unwrap();
+        let full = record(
+            &pool,
+            &change("note_append"),
+            &[version("scratch.md", Some(b"12"))],
+            budget,
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(full, RecordError::Full { limit: 10 }), "{full}");
+        assert!(full.to_string().contains("nothing was changed"));
+        assert_eq!(prune(&pool, crate::clock::unix_now()).await.unwrap(), 0);
+        assert_eq!(deletions(&pool, 10).await.unwrap()[0].0, deletion);
+        let other = ChangeRecord {
+            author: Author::agent("c2", "Codex"),
+            ..change("note_append")
+        };
+        record(&pool, &other, &[version("scratch.md", Some(b"123456789"))], budget)
             .await
             .unwrap();
-        let newer = record(&pool, &change("note_write"), &[version("a.md", Some(b"z"))])
+        let owner = ChangeRecord {
+            author: Author::owner(),
+            ..change("revert")
+        };
+        record(&pool, &owner, &[version("scratch.md", Some(&[0; 64]))], budget)
             .await
             .unwrap();
-        sqlx::query("UPDATE note_versions SET size = ? WHERE change_id = ?")
-            .bind(KEEP_BYTES / 2 + 1)
-            .bind(newer)
-            .execute(&pool)
-            .await
-            .unwrap();
-        assert_eq!(prune(&pool, crate::clock::unix_now()).await.unwrap(), 1);
-        let left = of_path(&pool, "a.md", 10).await.unwrap();
-        assert_eq!(left.iter().map(|v| v.change_id).collect::<Vec<_>>(), vec![newer]);
     }
 }

@@ -24,6 +24,7 @@ pub mod note;
 pub mod ops;
 pub mod proposals;
 pub mod query;
+pub mod recovery;
 pub mod rowset;
 pub mod rules;
 pub mod scan;
@@ -51,6 +52,10 @@ pub use set::NoteSet;
 pub struct NotesSettings {
     /// The vault folder: absolute, or relative to the journal folder. Default: `notes/` in it.
     pub dir: Option<String>,
+    /// How many MiB of earlier versions the changes of one agent connection may keep for the
+    /// owner's undo (default 256). A change beyond it is refused, never made at the cost of older
+    /// versions.
+    pub history_mib: Option<u32>,
 }
 
 /// The journal's own folders, which can never be (or hold) the vault.
@@ -72,6 +77,8 @@ pub struct Vault {
     /// Whether `set` holds the catalog's notes (a journal opened for a command that never reads notes
     /// leaves them unread; its first sync reads them).
     loaded: AtomicBool,
+    /// Bytes of earlier versions one agent connection's changes may keep (`history_mib`).
+    history_budget: i64,
     /// Whether the folder was missing at the last sync (said once, not every two seconds).
     missing: AtomicBool,
     /// When the last full scan began and how long it took, to space full scans (see `sync`).
@@ -83,6 +90,9 @@ impl Vault {
     /// loads the catalog's notes (unless it describes another folder, which the next sync forgets).
     pub async fn open(journal_root: &Path, pool: &Pool, load: bool) -> Result<Vault, JournalError> {
         let root = location(journal_root)?;
+        let history_budget = settings(journal_root)?
+            .history_mib
+            .map_or(history::KEEP_BYTES_PER_CONNECTION, |mib| i64::from(mib) * 1024 * 1024);
         if root == journal_root.join("notes") {
             crate::fsio::create_dir_all_durable(&root).map_err(|e| JournalError::io(&root, e))?;
         }
@@ -103,6 +113,7 @@ impl Vault {
             set: RwLock::new(Arc::new(set)),
             folder_stamps: Mutex::new(None),
             reset: AtomicBool::new(reset),
+            history_budget,
             loaded: AtomicBool::new(reset || load),
             missing: AtomicBool::new(false),
             full_scan: Mutex::new(None),
@@ -112,6 +123,11 @@ impl Vault {
     /// The vault folder.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Bytes of earlier versions one agent connection's changes may keep.
+    pub fn history_budget(&self) -> i64 {
+        self.history_budget
     }
 
     /// The walls every path to a note passes.
@@ -168,6 +184,17 @@ impl Vault {
 /// The vault folder `journal.toml` names (relative to the journal folder when not absolute), or
 /// `notes/` in the journal folder. Refused: the journal folder itself and its own content folders.
 pub fn location(journal_root: &Path) -> Result<PathBuf, JournalError> {
+    let settings = settings(journal_root)?;
+    let Some(dir) = settings.dir.filter(|d| !d.trim().is_empty()) else {
+        return Ok(journal_root.join("notes"));
+    };
+    let dir = journal_root.join(dir.trim());
+    check_location(journal_root, &dir)?;
+    Ok(dir)
+}
+
+/// `[notes]` of `journal.toml` (the defaults when there is none).
+fn settings(journal_root: &Path) -> Result<NotesSettings, JournalError> {
     let file = journal_root.join("journal.toml");
     let settings = match std::fs::read_to_string(&file) {
         Ok(text) => {
@@ -184,12 +211,13 @@ pub fn location(journal_root: &Path) -> Result<PathBuf, JournalError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => NotesSettings::default(),
         Err(e) => return Err(JournalError::io(&file, e)),
     };
-    let Some(dir) = settings.dir.filter(|d| !d.trim().is_empty()) else {
-        return Ok(journal_root.join("notes"));
-    };
-    let dir = journal_root.join(dir.trim());
-    check_location(journal_root, &dir)?;
-    Ok(dir)
+    if settings.history_mib == Some(0) {
+        return Err(JournalError::Invalid(format!(
+            "{}: [notes] history_mib must be at least 1 (MiB of earlier versions per agent)",
+            file.display()
+        )));
+    }
+    Ok(settings)
 }
 
 /// Refuses a vault folder that is the journal's folder or lies in one of its own folders.

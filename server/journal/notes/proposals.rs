@@ -208,7 +208,7 @@ pub async fn pending_count(pool: &Pool) -> Result<i64, sqlx::Error> {
 /// Records the owner's decision on a pending proposal. Answers false when it was no longer pending
 /// (decided meanwhile, in another window or by the CLI).
 pub async fn decide(
-    pool: &Pool,
+    db: impl sqlx::SqliteExecutor<'_>,
     id: i64,
     status: Status,
     reason: &str,
@@ -222,7 +222,7 @@ pub async fn decide(
     .bind(reason)
     .bind(result_hash)
     .bind(id)
-    .execute(pool)
+    .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
 }

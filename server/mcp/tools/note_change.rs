@@ -132,6 +132,7 @@ fn refusal(error: ChangeError) -> ToolError {
             ToolError::Refused(error.to_string())
         }
         ChangeError::Invalid(message) => ToolError::Invalid(message),
+        error @ (ChangeError::HistoryFull(_) | ChangeError::Busy) => ToolError::Refused(error.to_string()),
         other => ToolError::Failed(other.to_string()),
     }
 }
