@@ -309,6 +309,7 @@ impl Connection {
             transcripts: self.grant.has(Category::Transcripts),
             scope: self.grant.scope(facets),
             reader: self.reader(facets),
+            author: crate::journal::graph::Author::connection(&self.label, self.kind == "key", &self.id),
         })
     }
 }

@@ -655,3 +655,55 @@ async fn the_owner_app_shows_an_items_neighbourhood_and_overrides_anything() {
     let twice = submit(&server, &owner, &format!("/app/proposals/{proposal}/accept"), "").await;
     assert_eq!(twice.status, StatusCode::CONFLICT);
 }
+
+/// An app that signs in under a name a key already has (here "Test Agent") is its own author: it
+/// cannot remove the key's connections; and a connection another author wrote a note on stays.
+#[tokio::test]
+async fn a_signed_in_app_is_its_own_author_whatever_its_name_and_others_notes_stay() {
+    let server = TestServer::start().await;
+    let (key_agent, _) = agent(&server, "Test Agent", &ALL, WriteMode::Force).await;
+    let (other, _) = agent(&server, "Other", &ALL, WriteMode::Force).await;
+    let id = inbox_mentions_ada(&key_agent, "Mine, by key.").await;
+    let (_, tokens) = crate::oauth::sign_in(&server, &ALL, None).await;
+    let app_id: String = sqlx::query_scalar("SELECT id FROM connections WHERE kind = 'oauth'")
+        .fetch_one(&server.journal.db)
+        .await
+        .unwrap();
+    let categories = connections::load(&server.journal.db, &app_id)
+        .await
+        .unwrap()
+        .unwrap()
+        .grant
+        .categories;
+    connections::set_grant(&server.journal.db, &app_id, &categories, None, WriteMode::Force)
+        .await
+        .unwrap();
+    let app = Client::connected(&server.url(), tokens["access_token"].as_str().unwrap()).await;
+    let refused = app.refused("disconnect", json!({"id": id})).await;
+    assert!(
+        refused.starts_with("forbidden: agent:test-agent made this connection"),
+        "{refused}"
+    );
+    let made = app
+        .ok(
+            "connect",
+            json!({"from": "Inbox.md", "to": "Ada Okafor", "type": "about"}),
+        )
+        .await;
+    let identity = made["connection"]["created_by"].as_str().unwrap().to_string();
+    assert_eq!(identity, format!("agent:test-agent~{}", &app_id.replace('-', "")[..8]));
+    let key_refused = key_agent
+        .refused("disconnect", json!({"id": made["connection"]["id"]}))
+        .await;
+    assert!(key_refused.contains(&identity), "{key_refused}");
+    // Another author's note keeps the key's own connection from going.
+    other
+        .ok("write_connection_note", json!({"id": id, "text": "I agree."}))
+        .await;
+    let kept = key_agent.refused("disconnect", json!({"id": id})).await;
+    assert!(
+        kept.starts_with("forbidden: agent:other added to this connection"),
+        "{kept}"
+    );
+    assert!(graph_file(&server).contains("I agree.") && graph_file(&server).contains("Mine, by key."));
+}

@@ -204,7 +204,7 @@ pub async fn propose(
     check_reach(journal, viewer, change, &graph).await?;
     // The rules answer now, on a copy: a forbidden change is refused, not staged.
     let mut trial = graph.clone();
-    change.apply(&mut trial, &Author::agent(label), &super::now())?;
+    change.apply(&mut trial, &viewer.author(), &super::now())?;
     let stored = serde_json::to_string(change).map_err(|e| GateError::Review(e.to_string()))?;
     let id = proposals::insert(
         &journal.db,
@@ -241,7 +241,7 @@ pub async fn accept(journal: &Arc<Journal>, proposal: &Proposal, viewer: Option<
     })?;
     let change: Change = serde_json::from_str(&proposal.change)
         .map_err(|e| GateError::Review(format!("proposal {} cannot be read: {e}", proposal.id)))?;
-    let made = make(journal, &Author::agent(&proposal.label), &viewer, &change).await?;
+    let made = make(journal, &viewer.author(), &viewer, &change).await?;
     if !proposals::decide(&journal.db, proposal.id, Status::Accepted, "", None).await? {
         return Err(GateError::Review(format!(
             "proposal {} was decided meanwhile",

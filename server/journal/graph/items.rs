@@ -70,6 +70,16 @@ pub enum Viewer {
     Agent(AgentSight),
 }
 
+impl Viewer {
+    /// Who the viewer is in the graph.
+    pub fn author(&self) -> super::Author {
+        match self {
+            Viewer::Owner => super::Author::owner(),
+            Viewer::Agent(sight) => sight.author.clone(),
+        }
+    }
+}
+
 /// An agent's reach, from its grant.
 #[derive(Debug, Clone)]
 pub struct AgentSight {
@@ -79,6 +89,8 @@ pub struct AgentSight {
     /// Facet names reach (and, for a facet-limited grant, which facets' items).
     pub scope: Scope,
     pub reader: Reader,
+    /// Who the agent is in the graph (`Author::connection`).
+    pub author: super::Author,
 }
 
 /// The one answer for an item that is missing or out of reach.

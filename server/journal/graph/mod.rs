@@ -32,10 +32,28 @@ impl Author {
         Author("owner".into())
     }
 
-    /// `agent:<slug>` for a connection's label.
+    /// `agent:<slug>` for a key's label (the owner chose it, and keys' labels are unique).
     pub fn agent(label: &str) -> Author {
         let slug = crate::journal::notes::access::slug(label);
         Author(format!("agent:{}", if slug.is_empty() { "unnamed" } else { &slug }))
+    }
+
+    /// The identity of a connection: a key's is `agent:<slug of its label>`; a signed-in app's adds
+    /// `~` and the first 8 hex digits of its connection's id, since the app chose its own name (an
+    /// app registering as "Codex" is not the key `codex`, nor another app of that name). No label's
+    /// slug holds a `~`, so the two kinds never meet.
+    pub fn connection(label: &str, is_key: bool, connection_id: &str) -> Author {
+        let agent = Author::agent(label);
+        if is_key {
+            return agent;
+        }
+        let digits: String = connection_id
+            .chars()
+            .filter(char::is_ascii_hexdigit)
+            .take(8)
+            .map(|c| c.to_ascii_lowercase())
+            .collect();
+        Author(format!("{}~{digits}", agent.0))
     }
 
     pub fn is_owner(&self) -> bool {
@@ -51,18 +69,30 @@ impl TryFrom<String> for Author {
     type Error = String;
 
     fn try_from(text: String) -> Result<Author, String> {
+        let slug_ok = |slug: &str| {
+            !slug.is_empty()
+                && slug.chars().count() <= 200
+                && slug
+                    .chars()
+                    .all(|c| c == '-' || (c.is_alphanumeric() && !c.is_uppercase()))
+        };
         let valid = text == "owner"
-            || text.strip_prefix("agent:").is_some_and(|slug| {
-                !slug.is_empty()
-                    && slug.chars().count() <= 200
-                    && slug
-                        .chars()
-                        .all(|c| c == '-' || (c.is_alphanumeric() && !c.is_uppercase()))
-            });
+            || text
+                .strip_prefix("agent:")
+                .is_some_and(|rest| match rest.split_once('~') {
+                    None => slug_ok(rest),
+                    Some((slug, id)) => {
+                        slug_ok(slug)
+                            && id.len() == 8
+                            && id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+                    }
+                });
         if valid {
             Ok(Author(text))
         } else {
-            Err(format!("\"{text}\" is not an author: owner or agent:<slug>"))
+            Err(format!(
+                "\"{text}\" is not an author: owner, agent:<slug> or agent:<slug>~<8 hex digits>"
+            ))
         }
     }
 }

@@ -89,7 +89,9 @@ pub fn set_type(graph: &mut Graph, author: &Author, id: &str, kind: Option<&str>
     Ok(connection.clone())
 }
 
-/// Removes a connection.
+/// Removes a connection. An agent removes only one it made and that carries no other author's
+/// note: removing it would remove their view too. (A type another agent set goes with it: the type
+/// describes the connection its creator made, as `set_type` lets any agent do on an untyped one.)
 pub fn disconnect(graph: &mut Graph, author: &Author, id: &str) -> Result<Connection, RuleError> {
     let connection = graph.get(id).ok_or_else(|| RuleError::NotFound(id.to_string()))?;
     let creator = connection.creator();
@@ -98,6 +100,24 @@ pub fn disconnect(graph: &mut Graph, author: &Author, id: &str) -> Result<Connec
             "{creator} made this connection, so only they or the owner remove it; add your view with \
              write_connection_note instead"
         )));
+    }
+    if !author.is_owner() {
+        let mut others: Vec<&str> = connection
+            .notes
+            .iter()
+            .map(|note| &note.author)
+            .filter(|other| *other != author)
+            .map(Author::as_str)
+            .collect();
+        others.sort_unstable();
+        others.dedup();
+        if !others.is_empty() {
+            return Err(RuleError::Forbidden(format!(
+                "{} added to this connection, so it stays with their view; remove your own note with \
+                 write_connection_note and empty text, or ask the owner",
+                others.join(", ")
+            )));
+        }
     }
     graph.remove(id).ok_or_else(|| RuleError::NotFound(id.to_string()))
 }
@@ -231,9 +251,47 @@ mod tests {
             disconnect(&mut graph, &agent("a"), &owners.id),
             Err(RuleError::Forbidden(_))
         ));
+        // Another author's note on it: it stays, with every note.
+        write_note(&mut graph, &agent("b"), &mine.id, "b's view", NOW).unwrap();
+        write_note(&mut graph, &Author::owner(), &mine.id, "mine", NOW).unwrap();
+        let kept = disconnect(&mut graph, &agent("a"), &mine.id).unwrap_err();
+        assert!(
+            kept.to_string()
+                .starts_with("forbidden: agent:b, owner added to this connection"),
+            "{kept}"
+        );
+        assert_eq!(graph.get(&mine.id).unwrap().notes.len(), 2);
+        write_note(&mut graph, &agent("b"), &mine.id, "", NOW).unwrap();
+        write_note(&mut graph, &Author::owner(), &mine.id, "", NOW).unwrap();
+        write_note(&mut graph, &agent("a"), &mine.id, "my own view", NOW).unwrap();
         disconnect(&mut graph, &agent("a"), &mine.id).unwrap();
         disconnect(&mut graph, &Author::owner(), &owners.id).unwrap();
         assert!(graph.is_empty());
+    }
+
+    #[test]
+    fn a_signed_in_apps_identity_is_its_own_whatever_name_it_chose() {
+        let key = Author::connection("Codex", true, "0b7d5c3e-aaaa-4bbb-8ccc-123456789abc");
+        let app = Author::connection("Codex", false, "9F2A4C1E-aaaa-4bbb-8ccc-123456789abc");
+        let other_app = Author::connection("Codex", false, "1c2d3e4f-aaaa-4bbb-8ccc-123456789abc");
+        assert_eq!(key.as_str(), "agent:codex");
+        assert_eq!(app.as_str(), "agent:codex~9f2a4c1e");
+        assert_ne!(app, other_app);
+        assert_eq!(Author::try_from(app.as_str().to_string()), Ok(app.clone()));
+        for bad in [
+            "agent:codex~9f2a",
+            "agent:codex~9F2A4C1E",
+            "agent:~9f2a4c1e",
+            "agent:co dex",
+        ] {
+            assert!(Author::try_from(bad.to_string()).is_err(), "{bad}");
+        }
+        let mut graph = Graph::default();
+        let keys = connect(&mut graph, &key, "note:x.md", "note:y.md", None, NOW).unwrap();
+        assert!(matches!(
+            disconnect(&mut graph, &app, &keys.id),
+            Err(RuleError::Forbidden(_))
+        ));
     }
 
     #[test]

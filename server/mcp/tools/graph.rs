@@ -67,7 +67,7 @@ impl ToolContext<'_> {
 
     /// The caller's identity in the graph.
     pub fn author(&self) -> Author {
-        Author::agent(&self.connection.label)
+        self.viewer().author()
     }
 
     /// The item an argument names: a reference from search, or what `Items::resolve` reads.
