@@ -110,6 +110,45 @@ async fn insert_all(pool: &Pool, records: &[&Record]) -> Result<(), AuthError> {
     Ok(())
 }
 
+/// What a change's record says until its outcome is written: the call was begun, and if the
+/// outcome never comes (the process died, the database failed), the log says so honestly.
+pub const BEGUN: &str = "begun; its outcome was not recorded";
+
+/// Records a call that may change something before it runs, with the outcome `error` and `BEGUN`,
+/// and answers the record's id for `finish`. A change is thus never made without its record: if
+/// this fails, the call does not run.
+pub async fn begin(pool: &Pool, record: &Record) -> Result<i64, AuthError> {
+    let row = row(
+        &Record {
+            outcome: Outcome::Error,
+            detail: BEGUN.into(),
+            ..record.clone()
+        },
+        unix_now(),
+    );
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO audit (at, connection_id, connection_label, tool, arguments_sha256, outcome, detail, path, write_mode)
+         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6,
+                value ->> 7, value ->> 8
+         FROM json_each(?) RETURNING id",
+    )
+    .bind(serde_json::Value::Array(vec![row]).to_string())
+    .fetch_one(pool)
+    .await?;
+    Ok(id)
+}
+
+/// Writes the outcome of a call `begin` recorded.
+pub async fn finish(pool: &Pool, id: i64, outcome: Outcome, detail: &str) -> Result<(), AuthError> {
+    sqlx::query("UPDATE audit SET outcome = ?, detail = ? WHERE id = ?")
+        .bind(outcome.as_str())
+        .bind(detail.chars().take(500).collect::<String>())
+        .bind(id)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
 /// The most records one statement writes.
 const MAX_BATCH: usize = 512;
 

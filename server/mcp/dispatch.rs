@@ -117,8 +117,40 @@ async fn tools_call(state: &AppState, caller: &Caller, id: Value, mut params: Ma
         return refuse(state, caller, id, &name, &format!("unknown tool: {name}")).await;
     };
     let context = context(state, caller);
-    let outcome = if tool.offered(&caller.connection) {
-        tools::call(tool.name, arguments.clone(), &context).await
+    let connection = &caller.connection;
+    // A write tool's call says which note and in which mode, whatever its outcome.
+    let change = tool.writes().then(|| audit::Change {
+        path: tools::written_path(&arguments),
+        write_mode: connection.grant.write_mode.as_str().into(),
+    });
+    let record = audit::Record {
+        connection_id: connection.id.clone(),
+        connection_label: connection.label.clone(),
+        tool: name.clone(),
+        arguments: arguments.clone(),
+        outcome: Outcome::Error,
+        detail: String::new(),
+        change,
+    };
+    let offered = tool.offered(&caller.connection);
+    // A call that may change something is recorded before it runs, and its outcome written after.
+    let begun = if offered && tool.writes() {
+        match audit::begin(&state.journal.db, &record).await {
+            Ok(id) => Some(id),
+            Err(error) => {
+                tracing::error!(%error, "the audit log could not be written; the call was not run");
+                return Encoded::value(&jsonrpc::error(
+                    id,
+                    INTERNAL_ERROR,
+                    "the call could not be recorded in the audit log, so it was not run; nothing changed; try again",
+                ));
+            }
+        }
+    } else {
+        None
+    };
+    let outcome = if offered {
+        tools::call(tool.name, arguments, &context).await
     } else {
         Err(ToolError::Refused(format!(
             "this connection's access does not include {name}; the owner can change that"
@@ -133,22 +165,21 @@ async fn tools_call(state: &AppState, caller: &Caller, id: Value, mut params: Ma
     if let Err(ToolError::Failed(message)) = &outcome {
         tracing::error!(tool = %name, connection = %caller.connection.label, error = %message, "a tool failed");
     }
-    let connection = &caller.connection;
-    // A write tool's call says which note and in which mode, whatever its outcome.
-    let change = tool.writes().then(|| audit::Change {
-        path: tools::written_path(&arguments),
-        write_mode: connection.grant.write_mode.as_str().into(),
-    });
-    let record = audit::Record {
-        connection_id: connection.id.clone(),
-        connection_label: connection.label.clone(),
-        tool: name.clone(),
-        arguments,
-        outcome: audit_outcome,
-        detail,
-        change,
-    };
-    if let Err(error) = state.audit.record(record).await {
+    if let Some(record_id) = begun {
+        // The call is in the log already; a failure to write its outcome leaves it saying so
+        // (`audit::BEGUN`) and does not turn a change that was made into an error for the agent.
+        if let Err(error) = audit::finish(&state.journal.db, record_id, audit_outcome, &detail).await {
+            tracing::error!(%error, record_id, "the outcome of a recorded call could not be written");
+        }
+    } else if let Err(error) = state
+        .audit
+        .record(audit::Record {
+            outcome: audit_outcome,
+            detail,
+            ..record
+        })
+        .await
+    {
         // No result leaves without its audit record.
         tracing::error!(%error, "the audit log could not be written; the call's result is withheld");
         return Encoded::value(&jsonrpc::error(

@@ -727,3 +727,54 @@ async fn an_accept_cut_short_is_undone_and_applies_once_later() {
         "# Plan\n- step"
     );
 }
+
+/// A write is in the audit log before it changes anything: while it waits for the notes' writer,
+/// its record is there already, saying it was begun; once made, the record says served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_is_audited_before_it_changes_anything() {
+    let server = TestServer::start().await;
+    let (client, _) = server.writer("force", WriteMode::Force).await;
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(server.root().join("notes.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let call = tokio::spawn(async move {
+        client
+            .call("note_append", json!({"path": "Inbox.md", "text": "audited"}))
+            .await
+    });
+    let db = server.journal.db.clone();
+    let outcome = || async {
+        sqlx::query_as::<_, (String, String)>(
+            "SELECT outcome, detail FROM audit WHERE tool = 'note_append' ORDER BY id DESC LIMIT 1",
+        )
+        .fetch_optional(&db)
+        .await
+        .unwrap()
+    };
+    let mut begun = None;
+    for _ in 0..100 {
+        begun = outcome().await;
+        if begun.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let (state, detail) = begun.expect("the write is in the audit log before it is made");
+    assert_eq!(
+        (state.as_str(), detail.as_str()),
+        ("error", journal::auth::audit::BEGUN)
+    );
+    assert!(
+        !std::fs::read_to_string(server.root().join("notes/Inbox.md"))
+            .unwrap()
+            .contains("audited")
+    );
+    drop(lock);
+    let result = call.await.unwrap();
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(outcome().await.unwrap(), ("served".to_string(), String::new()));
+}
