@@ -179,6 +179,14 @@ async fn quarantine_holds_in_any_case() {
         );
     }
     assert!(!notes.join("Loot").exists());
+    // A quarantined folder typed without its slash answers as a folder that is not there.
+    let typed = client
+        .refused("note_delete", json!({"path": "_private", "confirm": true}))
+        .await;
+    let absent = client
+        .refused("note_delete", json!({"path": "nothere", "confirm": true}))
+        .await;
+    assert_eq!(typed.replace("_private", "X"), absent.replace("nothere", "X"));
 }
 
 /// A second server on the same journal: a process's worth of state of its own (its own open of

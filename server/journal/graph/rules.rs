@@ -6,7 +6,7 @@
 //! Plain functions over a `Graph` (`store::update` runs them under the file's lock). Which items
 //! an author may reach is checked before, where the items are.
 
-use super::store::{Graph, MAX_CONNECTIONS};
+use super::store::{Graph, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_AGENT, MAX_CONNECTIONS_PER_PAIR};
 use super::{Author, AuthorNote, Connection, check_item, check_note, check_type, new_id};
 
 /// Why a change was refused. Nothing changed.
@@ -50,6 +50,18 @@ pub fn connect(
     if graph.len() >= MAX_CONNECTIONS {
         return Err(RuleError::Invalid(format!(
             "the graph holds {MAX_CONNECTIONS} connections, its most; the owner can remove some"
+        )));
+    }
+    if graph.connections().filter(|c| c.from == from && c.to == to).count() >= MAX_CONNECTIONS_PER_PAIR {
+        return Err(RuleError::Invalid(format!(
+            "these two items are connected {MAX_CONNECTIONS_PER_PAIR} times already, one per type; set the type of \
+             one of those, or add your view to it with write_connection_note"
+        )));
+    }
+    if !author.is_owner() && graph.connections().filter(|c| c.creator() == *author).count() >= MAX_CONNECTIONS_PER_AGENT
+    {
+        return Err(RuleError::Invalid(format!(
+            "you made {MAX_CONNECTIONS_PER_AGENT} connections, the most one agent may; remove some of yours first"
         )));
     }
     let mut id = new_id();
@@ -194,6 +206,38 @@ mod tests {
             ));
         }
         assert_eq!(graph.len(), 2);
+    }
+
+    #[test]
+    fn one_pair_and_one_agent_make_only_so_many_connections() {
+        let mut graph = Graph::default();
+        for n in 0..MAX_CONNECTIONS_PER_PAIR {
+            connect(
+                &mut graph,
+                &agent("a"),
+                "note:x.md",
+                "note:y.md",
+                Some(&format!("t{n}")),
+                NOW,
+            )
+            .unwrap();
+        }
+        let refused = connect(&mut graph, &agent("b"), "note:x.md", "note:y.md", Some("more"), NOW).unwrap_err();
+        assert!(refused.to_string().contains("connected 16 times already"), "{refused}");
+        assert_eq!(graph.len(), MAX_CONNECTIONS_PER_PAIR);
+        let made = graph.connections().next().unwrap().clone();
+        for n in MAX_CONNECTIONS_PER_PAIR..MAX_CONNECTIONS_PER_AGENT {
+            graph.push(Connection {
+                id: format!("c-{n:010}"),
+                to: format!("note:{n}.md"),
+                ..made.clone()
+            });
+        }
+        let refused = connect(&mut graph, &agent("a"), "note:z.md", "note:w.md", None, NOW).unwrap_err();
+        assert!(refused.to_string().contains("the most one agent may"), "{refused}");
+        // Another agent, and the owner, still connect.
+        connect(&mut graph, &agent("b"), "note:z.md", "note:w.md", None, NOW).unwrap();
+        connect(&mut graph, &Author::owner(), "note:z.md", "note:v.md", None, NOW).unwrap();
     }
 
     #[test]

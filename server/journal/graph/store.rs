@@ -24,6 +24,11 @@ const LOCK: &str = "graph.lock";
 const LOCK_WAIT: Duration = Duration::from_secs(5);
 /// The most connections the graph holds; beyond it, new ones are refused.
 pub const MAX_CONNECTIONS: usize = 100_000;
+/// The most connections one agent may have made: no agent fills the graph for the others.
+pub const MAX_CONNECTIONS_PER_AGENT: usize = 10_000;
+/// The most connections between the same two items, one per type: distinct types do not make an
+/// endless number of them.
+pub const MAX_CONNECTIONS_PER_PAIR: usize = 16;
 
 /// Why the graph could not be read or changed. Nothing changed in any case.
 #[derive(Debug, thiserror::Error)]
