@@ -1819,3 +1819,72 @@ async fn the_owner_registers_a_client_for_an_app_without_a_document() {
         "an owner-registered client is not pruned"
     );
 }
+
+/// Sign-in's limits, tried at their edges with bodies that are otherwise valid: 16 KiB of body on
+/// /register, /token and the consent form, 16 redirect URIs, a state of 2,048 bytes. Past each
+/// edge the request is refused and nothing is stored.
+#[tokio::test]
+async fn sign_in_limits_hold_at_their_edges() {
+    let server = TestServer::start().await;
+    let clients = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM oauth_clients")
+            .fetch_one(&server.journal.db)
+            .await
+            .unwrap()
+    };
+    let uris = |n: usize| (0..n).map(|i| format!("http://127.0.0.1/cb{i}")).collect::<Vec<_>>();
+    open_sign_in(&server).await;
+    let sixteen = register(&server, json!({"client_name": "Sixteen", "redirect_uris": uris(16)})).await;
+    assert_eq!(sixteen.status, StatusCode::CREATED, "{:?}", sixteen.body);
+    let before = clients().await;
+    let seventeen = register(&server, json!({"client_name": "Seventeen", "redirect_uris": uris(17)})).await;
+    assert_eq!(seventeen.status, StatusCode::BAD_REQUEST);
+    assert!(String::from_utf8_lossy(&seventeen.body).contains("at most 16 redirect_uris"));
+    // A valid registration, padded with JSON whitespace past 16 KiB.
+    let padded = format!(
+        "{}{}",
+        json!({"client_name": "Padded", "redirect_uris": ["http://127.0.0.1/callback"]}),
+        " ".repeat(16 * 1024)
+    );
+    let large = at(&server, "/register")
+        .raw(Method::POST, &[("content-type", "application/json")], padded)
+        .await;
+    let too_large = |reply: &Reply| {
+        reply.status.is_client_error() && String::from_utf8_lossy(&reply.body).contains("larger than 16384 bytes")
+    };
+    assert!(too_large(&large), "{} {:?}", large.status, large.body);
+    assert_eq!(clients().await, before, "nothing registered past the limits");
+
+    // /token and the consent form: a well-formed form past 16 KiB (a long unknown parameter).
+    let long = "x".repeat(16 * 1024);
+    let token_reply = token(
+        &server,
+        &[("grant_type", "authorization_code"), ("code", "c"), ("padding", &long)],
+    )
+    .await;
+    assert!(too_large(&token_reply), "{} {:?}", token_reply.status, token_reply.body);
+    let consent_reply = consent(&server, &[("pending", "p"), ("csrf", "c"), ("padding", &long)]).await;
+    assert!(too_large(&consent_reply), "{} {:?}", consent_reply.status, consent_reply.body);
+
+    // state: 2,048 bytes are carried, 2,049 refused.
+    let client_id = register_client(&server).await;
+    let (_, challenge) = pkce();
+    let resource = format!("http://{}/mcp", server.addr);
+    for (len, carried) in [(2048, true), (2049, false)] {
+        let state = "s".repeat(len);
+        let mut params = authorize_params(&client_id, &challenge, &resource);
+        for pair in params.iter_mut() {
+            if pair.0 == "state" {
+                pair.1 = &state;
+            }
+        }
+        let page = authorize(&server, &params).await;
+        if carried {
+            assert_eq!(page.status, StatusCode::OK, "state of {len} bytes");
+        } else {
+            assert_ne!(page.status, StatusCode::OK, "state of {len} bytes");
+            let said = format!("{:?} {}", page.header("location"), String::from_utf8_lossy(&page.body));
+            assert!(said.contains("state"), "{said}");
+        }
+    }
+}
