@@ -1864,7 +1864,12 @@ async fn sign_in_limits_hold_at_their_edges() {
     .await;
     assert!(too_large(&token_reply), "{} {:?}", token_reply.status, token_reply.body);
     let consent_reply = consent(&server, &[("pending", "p"), ("csrf", "c"), ("padding", &long)]).await;
-    assert!(too_large(&consent_reply), "{} {:?}", consent_reply.status, consent_reply.body);
+    assert!(
+        too_large(&consent_reply),
+        "{} {:?}",
+        consent_reply.status,
+        consent_reply.body
+    );
 
     // state: 2,048 bytes are carried, 2,049 refused.
     let client_id = register_client(&server).await;

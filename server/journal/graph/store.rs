@@ -63,6 +63,27 @@ pub struct Graph {
     pub problems: Vec<Problem>,
 }
 
+/// What reading `graph.jsonl` keeps, whatever its text (the fuzz target `graph_lines` and its
+/// proptest twin check it): no panic; written again and read back, the same connections and the
+/// same lines kept as they were; no id twice. Panics with the input when one does not hold.
+pub fn check_lines(text: &str) {
+    let graph = Graph::parse(text);
+    let again = Graph::parse(&graph.to_text());
+    assert_eq!(graph.lines, again.lines, "{text:?}");
+    let mut ids: Vec<&str> = graph.connections().map(|c| c.id.as_str()).collect();
+    let count = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), count, "an id twice: {text:?}");
+    assert!(
+        graph
+            .problems
+            .iter()
+            .all(|p| p.line >= 1 && p.line <= text.lines().count()),
+        "{text:?}"
+    );
+}
+
 impl Graph {
     /// Reads the file's text.
     pub fn parse(text: &str) -> Graph {
@@ -207,6 +228,26 @@ pub fn update<T, E: From<StoreError>>(root: &Path, change: impl FnOnce(&mut Grap
 mod tests {
     use super::*;
     use crate::journal::graph::Author;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// The twin of the fuzz target `graph_lines`: lines that are connections, near-connections
+        /// and anything else, in any order.
+        #[test]
+        fn any_graph_file_reads_and_writes_back_the_same(lines in prop::collection::vec(prop_oneof![
+            (prop::sample::select(vec!["c-aaaaaaaaaa", "c-bbbbbbbbbb", "c-AAAA", "x"]),
+             prop::sample::select(vec!["note:a.md", "entity:e", "facet:work", "segment:2026-12-04/101500", "a.md", ""]),
+             prop::sample::select(vec!["note:b.md", "note:a.md", "entity:f"]))
+                .prop_map(|(id, from, to)| line(id, from, to)),
+            "[ -~]{0,40}",
+            Just(String::new()),
+            Just(r#"{"id":"c-cccccccccc","from":"note:a.md","to":"note:b.md","created_at":"2026-12-04T18:00:00Z","notes":[{"author":"agent:x~0123abcd","text":"t","at":"2026-12-04T18:00:00Z"}]}"#.to_string()),
+        ], 0..12)) {
+            check_lines(&lines.join("\n"));
+        }
+    }
 
     fn line(id: &str, from: &str, to: &str) -> String {
         format!(r#"{{"id":"{id}","from":"{from}","to":"{to}","created_at":"2026-12-04T18:00:00Z"}}"#)

@@ -173,6 +173,34 @@ pub fn append(text: &str, addition: &str, ensure_newline: bool) -> Result<String
     Ok(result)
 }
 
+/// What the frontmatter editor keeps, whatever the note's text (the fuzz target `note_edit` and its
+/// proptest twin check it): no panic; setting a plain key either is refused or gives a note whose
+/// frontmatter holds exactly that value under the key, with the body as it was. Panics with the
+/// input when one does not hold.
+pub fn check_patch(text: &str, key: &str, value: &str) {
+    if is_protected(key) {
+        return;
+    }
+    let mut patch = Map::new();
+    patch.insert(key.to_string(), Value::String(value.to_string()));
+    let Ok(patched) = patch_frontmatter(text, &patch) else {
+        return;
+    };
+    let map = frontmatter_of(&patched).unwrap_or_else(|e| panic!("{text:?} + {key:?}: {e}"));
+    assert_eq!(
+        map.get(key),
+        Some(&Value::String(value.to_string())),
+        "{text:?} + {key:?} gave {patched:?}"
+    );
+    let body =
+        |t: &str| crate::journal::frontmatter::split(t).map_or_else(|_| t.to_string(), |(_, body)| body.to_string());
+    assert_eq!(
+        body(&patched),
+        body(text.strip_prefix('\u{feff}').unwrap_or(text)),
+        "{text:?} + {key:?}"
+    );
+}
+
 /// The note with its frontmatter's keys set (a `null` removes the key). Keys not named keep their
 /// lines as they were.
 pub fn patch_frontmatter(text: &str, patch: &Map<String, Value>) -> Result<String, EditError> {
@@ -595,6 +623,19 @@ mod tests {
     }
 
     proptest! {
+        /// The twin of the fuzz target `note_edit`: any text as the note, a plain key and value.
+        #[test]
+        fn setting_a_key_in_any_note_holds_it_or_is_refused(
+            text in prop::collection::vec(prop::sample::select(vec![
+                "---\n", "title: x\n", "a: [1, 2]\n", "k: &a v\n", "b: *a\n", "# c\n", "body\n", "\u{feff}", "---",
+                " ", "\r\n", "x:\n  - y\n",
+            ]), 0..16).prop_map(|p| p.concat()),
+            key in "[a-z][a-z0-9_]{0,6}",
+            value in "[ -~]{0,12}",
+        ) {
+            check_patch(&text, &key, &value);
+        }
+
         #[test]
         fn any_value_under_any_plain_key_is_written_so_that_it_reads_back(
             key in "[a-zA-Z_][a-zA-Z0-9_ -]{0,10}[a-zA-Z0-9_]",

@@ -178,6 +178,29 @@ pub fn read<'a>(path: &str, bytes: &'a [u8], modified_ms: i64) -> Result<Read<'a
     Ok(Read { note, body })
 }
 
+/// What every read of a vault note keeps, whatever the bytes (the fuzz target `vault_note` and its
+/// proptest twin check it): no panic; a note that reads has the file's size and hash, at most
+/// `MAX_TAGS` tags, none twice ignoring case, a title, and frontmatter that stands for at most
+/// `MAX_EXPANDED_BYTES`. Panics with the input when one does not hold.
+pub fn check_read(path: &str, bytes: &[u8]) {
+    let Ok(read) = read(path, bytes, 0) else { return };
+    let note = read.note;
+    assert_eq!(note.size, bytes.len() as u64, "{bytes:?}");
+    assert_eq!(note.hash, hash_hex(bytes), "{bytes:?}");
+    assert!(note.tags.len() <= markdown::MAX_TAGS, "{bytes:?}");
+    let mut folded: Vec<String> = note.tags.iter().map(|t| t.to_lowercase()).collect();
+    folded.sort();
+    folded.dedup();
+    assert_eq!(folded.len(), note.tags.len(), "a tag twice: {:?}", note.tags);
+    assert!(!note.title.is_empty(), "{bytes:?}");
+    let expanded = serde_json::to_vec(&note.frontmatter).map_or(usize::MAX, |json| json.len());
+    assert!(expanded <= frontmatter::MAX_EXPANDED_BYTES, "{bytes:?}");
+    assert!(
+        bytes.ends_with(read.body.as_bytes()),
+        "the body is the end of the file: {bytes:?}"
+    );
+}
+
 /// `access`: read leniently towards the stricter reading (`Private`, ` private ` mean private).
 fn access_of(value: Option<&Value>) -> Access {
     match scalar_text(value).map(|v| v.to_lowercase()).as_deref() {
@@ -237,6 +260,49 @@ fn list_of(value: Option<&Value>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Text made of the pieces notes are made of, so that random cases reach the frontmatter,
+    /// aliases, tags and links rather than only failing on the first byte.
+    fn note_text() -> impl Strategy<Value = String> {
+        let piece = prop::sample::select(vec![
+            "---\n",
+            "---\r\n",
+            "title: x\n",
+            "tags: [a, B, a]\n",
+            "a: &a [1, 2, 3]\n",
+            "b: [*a, *a, *a]\n",
+            "facets: work\n",
+            "access: private\n",
+            "agent_overrides:\n  x: no-access\n",
+            "# Head\n",
+            "#tag ",
+            "#Tag ",
+            "#42 ",
+            "[[Link]] ",
+            "[a](b.md) ",
+            "```\n",
+            "\u{feff}",
+            "é",
+            "\t",
+            " ",
+            "\n",
+            ":",
+            "- ",
+        ]);
+        prop::collection::vec(piece, 0..40).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// The twin of the fuzz target `vault_note`.
+        #[test]
+        fn any_file_reads_as_a_note_within_the_limits_or_not_at_all(text in note_text(), raw in prop::collection::vec(any::<u8>(), 0..64)) {
+            check_read("Folder/n.md", text.as_bytes());
+            check_read("n.md", &raw);
+        }
+    }
 
     #[test]
     fn reads_frontmatter_title_tags_facets_and_access() {
