@@ -293,17 +293,18 @@ async fn acknowledged_note_writes_survive_sigkill() {
             // Bounded: at most 100 pairs of calls per writer per round.
             for n in 0..100 {
                 let path = format!("Crash/r{round}/w{writer}-{n}.md");
-                let content = format!("# Note {n}\n\n{}\n", "body ".repeat(n * 13 % 400));
+                let content = note_content(n);
+                // A refusal is a failure here: every path is new and every append allowed.
                 match call(&client, 2 * n, "note_create", json!({"path": path, "content": content})).await {
                     Some(true) => created.lock().unwrap().push((path, content)),
-                    Some(false) => {}
+                    Some(false) => panic!("note_create {path} was refused"),
                     None => return,
                 }
                 let line = format!("line {n} of writer {writer} in round {round}");
                 let arguments = json!({"path": format!("Crash/log-{writer}.md"), "text": line});
                 match call(&client, 2 * n + 1, "note_append", arguments).await {
                     Some(true) => appended.lock().unwrap()[writer].push(line),
-                    Some(false) => {}
+                    Some(false) => panic!("note_append to log {writer} was refused"),
                     None => return,
                 }
             }
@@ -313,15 +314,33 @@ async fn acknowledged_note_writes_survive_sigkill() {
 
     let created = created.lock().unwrap().clone();
     let appended = appended.lock().unwrap().clone();
-    assert!(
-        created.len() >= 10,
-        "every round acknowledged creations ({})",
-        created.len()
-    );
+    for round in 0..5 {
+        let made = created
+            .iter()
+            .filter(|(p, _)| p.starts_with(&format!("Crash/r{round}/")))
+            .count();
+        assert!(made >= 1, "round {round} acknowledged a creation before its kill");
+    }
     for (path, content) in &created {
         let text = std::fs::read_to_string(root.join("notes").join(path))
             .unwrap_or_else(|e| panic!("acknowledged note {path} is there: {e}"));
         assert_eq!(&text, content, "acknowledged note {path} is whole");
+    }
+    // What was never acknowledged is whole or absent, and no temporary file is left.
+    for round in 0..5 {
+        let Ok(entries) = std::fs::read_dir(root.join(format!("notes/Crash/r{round}"))) else {
+            continue;
+        };
+        for entry in entries {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            let n: usize = name
+                .strip_suffix(".md")
+                .and_then(|stem| stem.split_once('-'))
+                .and_then(|(_, n)| n.parse().ok())
+                .unwrap_or_else(|| panic!("only notes are left in round {round}'s folder: {name}"));
+            let text = std::fs::read_to_string(root.join(format!("notes/Crash/r{round}/{name}"))).unwrap();
+            assert_eq!(text, note_content(n), "{name} is whole");
+        }
     }
     for (writer, lines) in appended.iter().enumerate() {
         let text = std::fs::read_to_string(logs.join(format!("log-{writer}.md"))).unwrap();
@@ -354,6 +373,11 @@ async fn acknowledged_note_writes_survive_sigkill() {
     assert_eq!(read["body"], content.as_str());
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+/// The note writer `n` of `acknowledged_note_writes_survive_sigkill` creates.
+fn note_content(n: usize) -> String {
+    format!("# Note {n}\n\n{}\n", "body ".repeat(n * 13 % 400))
 }
 
 /// Writes `count` plain-text transcripts of about `lines` lines each into `dir`.

@@ -2,7 +2,8 @@
 the tool's output schema, so the shapes the tools promise are the shapes they send.
 
 Identity comes from the credential: two agents on one connection (two HTTP sessions with one key, and a stdio process
-started with that connection's label) are one author, who may change what either made; an agent on another
+started with that connection's label) are one author, who may change what either made (and remove its connection once
+no other author's note is on it); an agent on another
 connection may not. Expected values come from graph.jsonl and the CLI, never from the server's answers alone.
 """
 
@@ -89,6 +90,21 @@ def test_two_agents_on_one_connection_are_one_author(journal):
     assert line["type"] == "about" and line["created_by"] == "agent:research"
     assert {n["author"]: n["text"] for n in line["notes"]} == {
         "agent:research": "From the second.", "agent:other-agent": "Mine."}
+
+    # Its creator may remove it only once no other author's note is on it: the other agent's view stays until
+    # that agent takes it back.
+    async def remove_refused(session):
+        return await refused(session, "disconnect", {"id": connection})
+
+    kept = in_stdio_session(journal.dir, "research", remove_refused)
+    assert kept.startswith("forbidden: agent:other-agent added to this connection"), kept
+    assert len(graph_lines(journal.dir)) == 1
+
+    async def withdraw(session):
+        return await ok(session, "write_connection_note", {"id": connection, "text": ""})
+
+    assert [n["author"] for n in in_stdio_session(journal.dir, "other agent", withdraw)["connection"]["notes"]] == [
+        "agent:research"]
 
     async def remove(session):
         return await ok(session, "disconnect", {"id": connection})
