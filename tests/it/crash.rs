@@ -254,23 +254,7 @@ async fn acknowledged_saves_survive_sigkill() {
 async fn acknowledged_note_writes_survive_sigkill() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("journal");
-    let key = {
-        let opened = journal::journal::Journal::open(&root).await.unwrap();
-        let (connection, key) = journal::auth::connections::create_key(&opened.db, "writer")
-            .await
-            .unwrap();
-        let notes = [journal::auth::Category::Notes].into_iter().collect();
-        journal::auth::connections::set_grant(
-            &opened.db,
-            &connection.id,
-            &notes,
-            None,
-            journal::auth::WriteMode::Force,
-        )
-        .await
-        .unwrap();
-        key
-    };
+    let key = notes_writer(&root, "writer").await;
     let logs = root.join("notes").join("Crash");
     std::fs::create_dir_all(&logs).unwrap();
     for writer in 0..4 {
@@ -373,6 +357,23 @@ async fn acknowledged_note_writes_survive_sigkill() {
     assert_eq!(read["body"], content.as_str());
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+/// A key named `label` that may change notes at once, in a new journal at `root`.
+async fn notes_writer(root: &std::path::Path, label: &str) -> String {
+    let opened = journal::journal::Journal::open(root).await.unwrap();
+    let (connection, key) = journal::auth::connections::create_key(&opened.db, label).await.unwrap();
+    let notes = [journal::auth::Category::Notes].into_iter().collect();
+    journal::auth::connections::set_grant(
+        &opened.db,
+        &connection.id,
+        &notes,
+        None,
+        journal::auth::WriteMode::Force,
+    )
+    .await
+    .unwrap();
+    key
 }
 
 /// The note writer `n` of `acknowledged_note_writes_survive_sigkill` creates.
@@ -596,23 +597,7 @@ async fn tokens_rotated_while_the_server_is_killed_stay_consistent() {
 async fn a_folder_move_killed_halfway_is_whole_or_absent() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("journal");
-    let key = {
-        let opened = journal::journal::Journal::open(&root).await.unwrap();
-        let (connection, key) = journal::auth::connections::create_key(&opened.db, "mover")
-            .await
-            .unwrap();
-        let notes = [journal::auth::Category::Notes].into_iter().collect();
-        journal::auth::connections::set_grant(
-            &opened.db,
-            &connection.id,
-            &notes,
-            None,
-            journal::auth::WriteMode::Force,
-        )
-        .await
-        .unwrap();
-        key
-    };
+    let key = notes_writer(&root, "mover").await;
     let vault = root.join("notes");
     const NOTES: usize = 40;
     let text = |n: usize| {

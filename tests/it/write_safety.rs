@@ -199,10 +199,16 @@ async fn second_server(server: &TestServer) -> (journal::server::Running, std::s
     (running, journal)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_appends_from_two_servers_all_land() {
-    let server = TestServer::start().await;
-    let (other, _journal) = second_server(&server).await;
+/// Four force-mode writers: the first and third on `server` (keys `first`, `third`), the second and
+/// fourth on a second server on the same journal (two sessions of the key `second`).
+async fn four_writers_on_two_servers(
+    server: &TestServer,
+) -> (
+    journal::server::Running,
+    std::sync::Arc<journal::journal::Journal>,
+    [Client; 4],
+) {
+    let (other, journal) = second_server(server).await;
     let (first, _) = server.writer("first", WriteMode::Force).await;
     let key = server.key("second", &["notes"], None).await;
     let id = journal::auth::connections::find_key(&server.journal.db, "second")
@@ -210,9 +216,17 @@ async fn concurrent_appends_from_two_servers_all_land() {
         .unwrap()
         .id;
     server.set_write_mode(&id, WriteMode::Force).await;
-    let second = Client::connected(&format!("http://{}/mcp", other.local_addr), &key).await;
+    let other_url = format!("http://{}/mcp", other.local_addr);
+    let second = Client::connected(&other_url, &key).await;
     let (third, _) = server.writer("third", WriteMode::Force).await;
-    let fourth = Client::connected(&format!("http://{}/mcp", other.local_addr), &key).await;
+    let fourth = Client::connected(&other_url, &key).await;
+    (other, journal, [first, second, third, fourth])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_appends_from_two_servers_all_land() {
+    let server = TestServer::start().await;
+    let (other, _journal, [first, second, third, fourth]) = four_writers_on_two_servers(&server).await;
     first
         .ok("note_create", json!({"path": "Log.md", "content": "# Log\n"}))
         .await;
@@ -245,17 +259,7 @@ async fn concurrent_appends_from_two_servers_all_land() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn of_two_writes_with_one_expected_hash_exactly_one_is_made() {
     let server = TestServer::start().await;
-    let (other, _journal) = second_server(&server).await;
-    let (first, _) = server.writer("first", WriteMode::Force).await;
-    let key = server.key("second", &["notes"], None).await;
-    let id = journal::auth::connections::find_key(&server.journal.db, "second")
-        .await
-        .unwrap()
-        .id;
-    server.set_write_mode(&id, WriteMode::Force).await;
-    let second = Client::connected(&format!("http://{}/mcp", other.local_addr), &key).await;
-    let (third, _) = server.writer("third", WriteMode::Force).await;
-    let fourth = Client::connected(&format!("http://{}/mcp", other.local_addr), &key).await;
+    let (other, _journal, [first, second, third, fourth]) = four_writers_on_two_servers(&server).await;
     let made = first
         .ok(
             "note_create",
