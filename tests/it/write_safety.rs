@@ -300,14 +300,9 @@ async fn of_two_writes_with_one_expected_hash_exactly_one_is_made() {
     other.stop().await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_write_waits_for_the_writer_another_process_is() {
-    let server = TestServer::start().await;
-    let (client, _) = server.writer("force", WriteMode::Force).await;
-    let note = server.root().join("notes/Inbox.md");
-    let before = std::fs::read_to_string(&note).unwrap();
-    // Another process holds the notes' writer lock, as it does from its plan to its rename.
-    // `notes.lock` in the journal folder, as documented in journal-format.md.
+/// Takes `notes.lock` in the journal folder as another process would (journal-format.md); it is
+/// held until the file is dropped.
+fn hold_notes_lock(server: &TestServer) -> std::fs::File {
     let lock = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -315,6 +310,17 @@ async fn a_write_waits_for_the_writer_another_process_is() {
         .open(server.root().join("notes.lock"))
         .unwrap();
     lock.lock().unwrap();
+    lock
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_waits_for_the_writer_another_process_is() {
+    let server = TestServer::start().await;
+    let (client, _) = server.writer("force", WriteMode::Force).await;
+    let note = server.root().join("notes/Inbox.md");
+    let before = std::fs::read_to_string(&note).unwrap();
+    // Another process holds the notes' writer lock, as it does from its plan to its rename.
+    let lock = hold_notes_lock(&server);
     let call = tokio::spawn(async move {
         client
             .call("note_append", json!({"path": "Inbox.md", "text": "late"}))
@@ -746,13 +752,7 @@ async fn an_accept_cut_short_is_undone_and_applies_once_later() {
 async fn a_write_is_audited_before_it_changes_anything() {
     let server = TestServer::start().await;
     let (client, _) = server.writer("force", WriteMode::Force).await;
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(server.root().join("notes.lock"))
-        .unwrap();
-    lock.lock().unwrap();
+    let lock = hold_notes_lock(&server);
     let call = tokio::spawn(async move {
         client
             .call("note_append", json!({"path": "Inbox.md", "text": "audited"}))
