@@ -635,11 +635,22 @@ async fn an_agents_churn_never_erases_the_trash_or_its_undo() {
     client
         .ok("note_create", json!({"path": "scratch.md", "content": "# Scratch\n"}))
         .await;
-    let chunk = "y".repeat(60_000);
+    // Text that does not repeat, so that the history cannot keep it as one repeated chunk.
+    let mut state = 7u64;
+    let mut text = |len: usize| -> String {
+        (0..len)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                char::from(b"abcdefghijklmnopqrstuvwxyz  \n"[((state >> 33) % 29) as usize])
+            })
+            .collect()
+    };
     let mut refused = None;
     for _ in 0..40 {
         let result = client
-            .call("note_append", json!({"path": "scratch.md", "text": chunk}))
+            .call("note_append", json!({"path": "scratch.md", "text": text(60_000)}))
             .await;
         if result["isError"] == true {
             refused = Some(result["content"][0]["text"].as_str().unwrap().to_string());
@@ -665,6 +676,62 @@ async fn an_agents_churn_never_erases_the_trash_or_its_undo() {
     assert_eq!(std::fs::read_to_string(notes.join("Inbox.md")).unwrap(), precious);
     // The refused append changed nothing.
     assert_eq!(std::fs::read_to_string(notes.join("scratch.md")).unwrap(), scratch);
+}
+
+/// The history keeps what a change changed, not the whole note each time: twenty 20 KB appends to
+/// a 50 KB note keep about what they appended (the whole note each time would be 4.8 MB), and
+/// every version reads back whole through the owner's history.
+#[tokio::test]
+async fn appends_to_a_long_note_keep_what_they_added() {
+    let server = TestServer::start().await;
+    let (client, _) = server.writer("force", WriteMode::Force).await;
+    let mut state = 11u64;
+    let mut text = |len: usize| -> String {
+        (0..len)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                char::from(b"abcdefghijklmnopqrstuvwxyz  \n"[((state >> 33) % 29) as usize])
+            })
+            .collect()
+    };
+    client
+        .ok(
+            "note_create",
+            json!({"path": "long.md", "content": format!("# Long\n{}", text(50_000))}),
+        )
+        .await;
+    let rounds = 20;
+    for _ in 0..rounds {
+        client
+            .ok("note_append", json!({"path": "long.md", "text": text(20_000)}))
+            .await;
+    }
+    let db = &server.journal.db;
+    let (stored, sizes): (i64, i64) = (
+        sqlx::query_scalar("SELECT coalesce(sum(length(bytes)), 0) FROM history_chunks")
+            .fetch_one(db)
+            .await
+            .unwrap(),
+        sqlx::query_scalar("SELECT sum(size) FROM note_versions WHERE path = 'long.md'")
+            .fetch_one(db)
+            .await
+            .unwrap(),
+    );
+    assert!(sizes > 4_500_000, "the versions stand for {sizes} bytes");
+    assert!(
+        stored < 50_000 + rounds * (20_000 + 16 * 1024),
+        "the history stores {stored} bytes for {sizes} bytes of versions"
+    );
+    let versions = journal::journal::notes::history::of_path_kept(db, "long.md", 100)
+        .await
+        .unwrap();
+    assert_eq!(versions.len(), rounds as usize + 1);
+    for (version, file) in versions.iter().filter(|(v, _)| v.before_hash.is_some()) {
+        let file = file.as_ref().expect("an append keeps the note before it");
+        assert_eq!(Some(journal::journal::notes::note::hash_hex(file)), version.before_hash);
+    }
 }
 
 /// An accept cut between writing the note and recording the decision (as a killed process leaves

@@ -3,15 +3,19 @@
 //! agent change can be seen and undone.
 //!
 //! A version is recorded before the change reaches the file and forgotten if it then fails, so that
-//! no change is ever on disk without the version that undoes it. Versions are kept for `KEEP_DAYS`
+//! no change is ever on disk without the version that undoes it. The files are kept in chunks, each
+//! stored once (`chunks`), so a version costs what changed, not the whole note. Versions are kept for `KEEP_DAYS`
 //! days, whoever made them. Space is budgeted per agent connection: one whose changes already keep
 //! its budget of earlier versions (`KEEP_BYTES_PER_CONNECTION`, or `[notes] history_mib`) makes
 //! no more until some pass their days. Nothing is ever dropped for space: an agent's churn can
 //! never push out the owner's undo of what it did before, nor the trash, nor another agent's
 //! versions.
 
+use std::collections::HashSet;
+
 use sqlx::Row;
 
+use super::chunks;
 use crate::db::{self, Pool};
 
 /// How long versions are kept.
@@ -102,7 +106,7 @@ pub struct Version {
     pub new_path: Option<String>,
     pub before_hash: Option<String>,
     pub after_hash: Option<String>,
-    /// Bytes of the file kept.
+    /// Bytes of the file kept (its length, whatever it costs to keep).
     pub size: i64,
 }
 
@@ -127,22 +131,6 @@ pub async fn record(
     budget: i64,
 ) -> Result<i64, RecordError> {
     let mut tx = db::begin_write(pool).await?;
-    if let Some(connection_id) = &change.author.connection_id {
-        let kept: i64 = sqlx::query_scalar(
-            "SELECT coalesce(sum(v.size), 0) FROM note_versions v JOIN note_changes c ON c.id = v.change_id
-             WHERE c.connection_id = ?",
-        )
-        .bind(connection_id)
-        .fetch_one(&mut *tx)
-        .await?;
-        let adding: i64 = versions
-            .iter()
-            .map(|v| v.before.as_ref().map_or(0, |b| b.len() as i64))
-            .sum();
-        if kept + adding > budget {
-            return Err(RecordError::Full { limit: budget });
-        }
-    }
     let change_id: i64 = sqlx::query_scalar(
         "INSERT INTO note_changes (at, actor, connection_id, label, tool, proposal_id, reverted, done)
          VALUES (?, ?, ?, ?, ?, ?, ?, 0) RETURNING id",
@@ -156,20 +144,46 @@ pub async fn record(
     .bind(change.reverted)
     .fetch_one(&mut *tx)
     .await?;
+    let connection_id = change.author.connection_id.as_deref();
+    let mut charged_in_change = HashSet::new();
+    let mut adding = 0;
     for version in versions {
-        sqlx::query(
-            "INSERT INTO note_versions (change_id, path, new_path, before, before_hash, after_hash, size)
-             VALUES (?, ?, ?, ?, ?, ?, ?)",
+        let version_id: i64 = sqlx::query_scalar(
+            "INSERT INTO note_versions (change_id, path, new_path, before, before_hash, after_hash, size, chunked)
+             VALUES (?, ?, ?, NULL, ?, ?, ?, ?) RETURNING id",
         )
         .bind(change_id)
         .bind(&version.path)
         .bind(&version.new_path)
-        .bind(&version.before)
         .bind(&version.before_hash)
         .bind(&version.after_hash)
         .bind(version.before.as_ref().map_or(0, |b| b.len() as i64))
-        .execute(&mut *tx)
+        .bind(version.before.is_some())
+        .fetch_one(&mut *tx)
         .await?;
+        if let Some(before) = &version.before {
+            let charged = chunks::store(&mut tx, version_id, before, connection_id, &mut charged_in_change).await?;
+            sqlx::query("UPDATE note_versions SET charged = ? WHERE id = ?")
+                .bind(charged)
+                .bind(version_id)
+                .execute(&mut *tx)
+                .await?;
+            adding += charged;
+        }
+    }
+    if let Some(connection_id) = connection_id {
+        // What this change adds was counted against the connection's own earlier versions only, so
+        // the sum below (which includes it) is what the connection keeps with it.
+        let kept: i64 = sqlx::query_scalar(
+            "SELECT coalesce(sum(v.charged), 0) FROM note_versions v JOIN note_changes c ON c.id = v.change_id
+             WHERE c.connection_id = ?",
+        )
+        .bind(connection_id)
+        .fetch_one(&mut *tx)
+        .await?;
+        if adding > 0 && kept > budget {
+            return Err(RecordError::Full { limit: budget });
+        }
     }
     tx.commit().await?;
     Ok(change_id)
@@ -193,12 +207,15 @@ pub async fn unfinished(pool: &Pool) -> Result<Vec<i64>, sqlx::Error> {
         .await
 }
 
-/// Forgets a change whose files were not changed after all.
+/// Forgets a change whose files were not changed after all, with the chunks only it held.
 pub async fn forget(pool: &Pool, change_id: i64) -> Result<(), sqlx::Error> {
+    let mut tx = db::begin_write(pool).await?;
     sqlx::query("DELETE FROM note_changes WHERE id = ?")
         .bind(change_id)
-        .execute(pool)
+        .execute(&mut *tx)
         .await?;
+    chunks::drop_unheld(&mut tx).await?;
+    tx.commit().await?;
     Ok(())
 }
 
@@ -223,6 +240,28 @@ fn version_of(row: &sqlx::sqlite::SqliteRow) -> Version {
     }
 }
 
+/// The versions of rows selected with `v.before, v.chunked` after the version's columns, each with
+/// the file it keeps (None: the change created the note).
+async fn with_files(
+    pool: &Pool,
+    rows: &[sqlx::sqlite::SqliteRow],
+) -> Result<Vec<(Version, Option<Vec<u8>>)>, sqlx::Error> {
+    let mut db = pool.acquire().await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        let version = version_of(row);
+        let inline: Option<Vec<u8>> = row.get(13);
+        let chunked: bool = row.get(14);
+        let file = match (inline, chunked) {
+            (Some(bytes), _) => Some(bytes),
+            (None, true) => Some(chunks::load(&mut db, version.id, version.before_hash.as_deref()).await?),
+            (None, false) => None,
+        };
+        out.push((version, file));
+    }
+    Ok(out)
+}
+
 /// The versions of the note at `path` (as it was or became), newest first.
 pub async fn of_path(pool: &Pool, path: &str, limit: i64) -> Result<Vec<Version>, sqlx::Error> {
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
@@ -240,14 +279,14 @@ pub async fn of_path(pool: &Pool, path: &str, limit: i64) -> Result<Vec<Version>
 /// note), newest first: one query for a note's page.
 pub async fn of_path_kept(pool: &Pool, path: &str, limit: i64) -> Result<Vec<(Version, Option<Vec<u8>>)>, sqlx::Error> {
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {VERSION_COLUMNS}, v.before FROM note_versions v JOIN note_changes c ON c.id = v.change_id
+        "SELECT {VERSION_COLUMNS}, v.before, v.chunked FROM note_versions v JOIN note_changes c ON c.id = v.change_id
          WHERE v.path = ?1 OR v.new_path = ?1 ORDER BY v.id DESC LIMIT ?2"
     )))
     .bind(path)
     .bind(limit)
     .fetch_all(pool)
     .await?;
-    Ok(rows.iter().map(|row| (version_of(row), row.get(13))).collect())
+    with_files(pool, &rows).await
 }
 
 /// The most recent versions of any note, newest first.
@@ -265,25 +304,25 @@ pub async fn recent(pool: &Pool, limit: i64) -> Result<Vec<Version>, sqlx::Error
 /// One version and the file it keeps (None: the change created the note).
 pub async fn get(pool: &Pool, id: i64) -> Result<Option<(Version, Option<Vec<u8>>)>, sqlx::Error> {
     let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {VERSION_COLUMNS}, v.before FROM note_versions v JOIN note_changes c ON c.id = v.change_id
+        "SELECT {VERSION_COLUMNS}, v.before, v.chunked FROM note_versions v JOIN note_changes c ON c.id = v.change_id
          WHERE v.id = ?"
     )))
     .bind(id)
     .fetch_optional(pool)
     .await?;
-    Ok(row.map(|row| (version_of(&row), row.get(13))))
+    Ok(with_files(pool, row.as_slice()).await?.pop())
 }
 
 /// Every version of one change, with the files they keep.
 pub async fn of_change(pool: &Pool, change_id: i64) -> Result<Vec<(Version, Option<Vec<u8>>)>, sqlx::Error> {
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {VERSION_COLUMNS}, v.before FROM note_versions v JOIN note_changes c ON c.id = v.change_id
+        "SELECT {VERSION_COLUMNS}, v.before, v.chunked FROM note_versions v JOIN note_changes c ON c.id = v.change_id
          WHERE v.change_id = ? ORDER BY v.path"
     )))
     .bind(change_id)
     .fetch_all(pool)
     .await?;
-    Ok(rows.iter().map(|row| (version_of(row), row.get(13))).collect())
+    with_files(pool, &rows).await
 }
 
 /// Whether a change moved a note (a move, or the undo of one): one look at its paths, without the
@@ -312,13 +351,20 @@ pub async fn deletions(pool: &Pool, limit: i64) -> Result<Vec<(i64, Vec<Version>
     Ok(out)
 }
 
-/// Drops the changes older than `KEEP_DAYS`, with their versions. Answers how many changes went.
+/// Drops the changes older than `KEEP_DAYS`, with their versions and the chunks no other version
+/// holds. Answers how many changes went.
 pub async fn prune(pool: &Pool, now: i64) -> Result<u64, sqlx::Error> {
-    Ok(sqlx::query("DELETE FROM note_changes WHERE at < ?")
+    let mut tx = db::begin_write(pool).await?;
+    let gone = sqlx::query("DELETE FROM note_changes WHERE at < ?")
         .bind(now - KEEP_DAYS * 86_400)
-        .execute(pool)
+        .execute(&mut *tx)
         .await?
-        .rows_affected())
+        .rows_affected();
+    if gone > 0 {
+        chunks::drop_unheld(&mut tx).await?;
+    }
+    tx.commit().await?;
+    Ok(gone)
 }
 
 #[cfg(test)]
@@ -441,5 +487,187 @@ mod tests {
         record(&pool, &owner, &[version("scratch.md", Some(&[0; 64]))], budget)
             .await
             .unwrap();
+    }
+
+    async fn charged(pool: &Pool, change_id: i64) -> i64 {
+        sqlx::query_scalar("SELECT sum(charged) FROM note_versions WHERE change_id = ?")
+            .bind(change_id)
+            .fetch_one(pool)
+            .await
+            .unwrap()
+    }
+
+    async fn stored_bytes(pool: &Pool) -> i64 {
+        sqlx::query_scalar("SELECT coalesce(sum(length(bytes)), 0) FROM history_chunks")
+            .fetch_one(pool)
+            .await
+            .unwrap()
+    }
+
+    /// Text that does not repeat (a linear congruential stream of letters, spaces and lines).
+    fn prose(len: usize, seed: u8) -> Vec<u8> {
+        let mut state = u64::from(seed) + 1;
+        (0..len)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                b"abcdefghijklmnopqrstuvwxyz  \n"[((state >> 33) % 29) as usize]
+            })
+            .collect()
+    }
+
+    /// The churn of the finding: appends to one long note keep what each added, not the note again.
+    #[tokio::test]
+    async fn appends_keep_what_they_added_and_files_come_back_whole() {
+        let (_dir, pool) = pool().await;
+        let mut note = prose(200_000, 1);
+        let mut changes = Vec::new();
+        for round in 0..20u8 {
+            let id = record(
+                &pool,
+                &change("note_append"),
+                &[version("long.md", Some(&note))],
+                BUDGET,
+            )
+            .await
+            .unwrap();
+            changes.push((id, note.clone()));
+            note.extend_from_slice(&prose(3_000, round));
+        }
+        let total_charged: i64 = sqlx::query_scalar("SELECT sum(charged) FROM note_versions")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        // The first keeps the whole note; each later one about 3 KB and the chunk it ended in.
+        assert!(total_charged < 200_000 + 20 * (3_000 + 16 * 1024), "{total_charged}");
+        assert!(stored_bytes(&pool).await < 200_000 + 20 * (3_000 + 16 * 1024));
+        for (id, file) in changes {
+            let kept = of_change(&pool, id).await.unwrap();
+            assert_eq!(kept[0].1.as_deref(), Some(&file[..]), "change {id}");
+            assert_eq!(kept[0].0.size, file.len() as i64);
+        }
+    }
+
+    /// What one connection is charged depends on its own versions only: text another author's
+    /// version holds costs it the same, so the budget tells nothing of what is in the history.
+    #[tokio::test]
+    async fn a_connection_is_charged_whatever_other_authors_hold() {
+        let (_dir, pool) = pool().await;
+        let secret = prose(30_000, 7);
+        let owner = ChangeRecord {
+            author: Author::owner(),
+            ..change("revert")
+        };
+        let by_owner = record(&pool, &owner, &[version("hidden.md", Some(&secret))], BUDGET)
+            .await
+            .unwrap();
+        assert_eq!(charged(&pool, by_owner).await, 0);
+        let stored = stored_bytes(&pool).await;
+        let first = record(
+            &pool,
+            &change("note_write"),
+            &[version("mine.md", Some(&secret))],
+            BUDGET,
+        )
+        .await
+        .unwrap();
+        assert_eq!(charged(&pool, first).await, secret.len() as i64);
+        assert_eq!(stored_bytes(&pool).await, stored, "stored once");
+        let again = record(
+            &pool,
+            &change("note_write"),
+            &[version("mine.md", Some(&secret))],
+            BUDGET,
+        )
+        .await
+        .unwrap();
+        assert_eq!(charged(&pool, again).await, 0, "its own versions held it already");
+    }
+
+    #[tokio::test]
+    async fn chunks_go_with_the_last_version_that_held_them() {
+        let (_dir, pool) = pool().await;
+        let shared = prose(40_000, 2);
+        let old = record(&pool, &change("note_write"), &[version("a.md", Some(&shared))], BUDGET)
+            .await
+            .unwrap();
+        let mut other = shared.clone();
+        other.extend_from_slice(&prose(20_000, 3));
+        let kept = record(&pool, &change("note_write"), &[version("b.md", Some(&other))], BUDGET)
+            .await
+            .unwrap();
+        let lonely = record(
+            &pool,
+            &change("note_write"),
+            &[version("c.md", Some(&prose(9_000, 9)))],
+            BUDGET,
+        )
+        .await
+        .unwrap();
+        let before = stored_bytes(&pool).await;
+        forget(&pool, lonely).await.unwrap();
+        assert!(stored_bytes(&pool).await <= before - 9_000);
+        sqlx::query("UPDATE note_changes SET at = at - ? WHERE id = ?")
+            .bind((KEEP_DAYS + 1) * 86_400)
+            .bind(old)
+            .execute(&pool)
+            .await
+            .unwrap();
+        assert_eq!(prune(&pool, crate::clock::unix_now()).await.unwrap(), 1);
+        assert_eq!(of_change(&pool, kept).await.unwrap()[0].1.as_deref(), Some(&other[..]));
+        let held: i64 = sqlx::query_scalar(
+            "SELECT coalesce(sum(length(c.bytes)), 0) FROM history_chunks c
+             WHERE c.hash IN (SELECT hash FROM version_chunks)",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        assert_eq!(
+            held,
+            stored_bytes(&pool).await,
+            "no chunk is left that no version holds"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_damaged_chunk_is_an_error_not_a_wrong_file() {
+        let (_dir, pool) = pool().await;
+        let id = record(
+            &pool,
+            &change("note_write"),
+            &[version("a.md", Some(b"the note as it was"))],
+            BUDGET,
+        )
+        .await
+        .unwrap();
+        sqlx::query("UPDATE history_chunks SET bytes = 'something else'")
+            .execute(&pool)
+            .await
+            .unwrap();
+        let error = of_change(&pool, id).await.unwrap_err();
+        assert!(error.to_string().contains("damaged"), "{error}");
+    }
+
+    /// Versions recorded before the chunks (the file in `before`) still read back.
+    #[tokio::test]
+    async fn versions_from_before_the_chunks_still_read() {
+        let (_dir, pool) = pool().await;
+        let id = record(
+            &pool,
+            &change("note_write"),
+            &[version("a.md", Some(b"new way"))],
+            BUDGET,
+        )
+        .await
+        .unwrap();
+        sqlx::query("UPDATE note_versions SET before = 'old way', chunked = 0, before_hash = NULL")
+            .execute(&pool)
+            .await
+            .unwrap();
+        assert_eq!(
+            of_change(&pool, id).await.unwrap()[0].1.as_deref(),
+            Some(&b"old way"[..])
+        );
     }
 }

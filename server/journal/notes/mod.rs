@@ -11,6 +11,7 @@
 
 pub mod access;
 pub mod changes;
+mod chunks;
 pub mod diff;
 pub mod edit;
 pub mod filters;
