@@ -80,7 +80,7 @@ async fn status(journal_dir: &Path) -> anyhow::Result<()> {
     let count = |access: Access| set.all().iter().filter(|n| n.access == access).count();
     say!("notes folder: {}", journal.notes.root().display());
     say!(
-        "{} notes ({} read-only, {} private); _private/, Widgets/ and dot folders are never served",
+        "{} notes ({} read-only, {} private); _private/, Widgets/, dot folders and what git ignores are never served",
         set.len(),
         count(Access::ReadOnly),
         count(Access::Private)

@@ -189,6 +189,82 @@ async fn quarantine_holds_in_any_case() {
     assert_eq!(typed.replace("_private", "X"), absent.replace("nothere", "X"));
 }
 
+/// A vault that is a code repository serves its notes, not what git leaves out: `node_modules`,
+/// what its `.gitignore` files and `.git/info/exclude` ignore. Those answer as missing notes to
+/// every read and write, and a change to the rules shows at the next sync.
+#[tokio::test]
+async fn what_git_ignores_is_not_in_the_vault() {
+    let dir = tempfile::tempdir().unwrap();
+    demo::write(dir.path(), &demo_options()).unwrap();
+    let notes = dir.path().join("notes");
+    let files = [
+        ("node_modules/pkg/README.md", "# Pkg\nzebracorn readme\n"),
+        ("build/out.md", "# Out\nzebracorn build output\n"),
+        ("Areas/plan.secret.md", "# Plan\nzebracorn secret plan\n"),
+        ("excluded/e.md", "# Excluded\nzebracorn excluded\n"),
+        ("Areas/Kept.md", "# Kept\nzebracorn kept\n"),
+    ];
+    for (path, text) in files {
+        std::fs::create_dir_all(notes.join(path).parent().unwrap()).unwrap();
+        std::fs::write(notes.join(path), text).unwrap();
+    }
+    std::fs::create_dir_all(notes.join(".git/info")).unwrap();
+    std::fs::write(notes.join(".git/info/exclude"), "excluded/\n").unwrap();
+    std::fs::write(notes.join(".gitignore"), "build/\n*.secret.md\n").unwrap();
+    let server = TestServer::start_in(dir).await;
+    server.journal.sync().await.unwrap();
+    let (client, _) = server.writer("force", WriteMode::Force).await;
+    let listed = client.ok("notes_list", json!({"limit": 500})).await.to_string();
+    assert!(listed.contains("Areas/Kept.md"), "{listed}");
+    let hits = client.ok("search", json!({"query": "zebracorn"})).await.to_string();
+    assert!(hits.contains("Kept"), "{hits}");
+    for (path, _) in &files[..4] {
+        assert!(!listed.contains(path), "{path} is listed: {listed}");
+        assert!(!hits.contains(path), "{path} is found: {hits}");
+    }
+    let missing = client.refused("note_read", json!({"path": "Nowhere/x.md"})).await;
+    let shape = |answer: &str, path: &str| answer.replace(path, "P");
+    for (path, text) in &files[..4] {
+        for (tool, arguments) in [
+            ("note_read", json!({"path": path})),
+            ("note_append", json!({"path": path, "text": "x"})),
+            ("note_delete", json!({"path": path, "confirm": true})),
+            ("note_move", json!({"from": path, "to": "Loot.md"})),
+        ] {
+            let refused = client.refused(tool, arguments.clone()).await;
+            assert_eq!(
+                shape(&refused, path),
+                shape(&missing, "Nowhere/x.md"),
+                "{tool} {arguments}"
+            );
+        }
+        assert_eq!(std::fs::read_to_string(notes.join(path)).unwrap(), *text);
+    }
+    for path in [
+        "build/new.md",
+        "node_modules/new.md",
+        "Areas/new.secret.md",
+        "Excluded/new.md",
+    ] {
+        let created = client
+            .refused("note_create", json!({"path": path, "content": "x"}))
+            .await;
+        assert!(created.contains("no note can be created"), "{path}: {created}");
+    }
+    let into = client
+        .refused("note_move", json!({"from": "Areas/Kept.md", "to": "build/Kept.md"}))
+        .await;
+    assert!(into.contains("no note can be created"), "{into}");
+    assert!(notes.join("Areas/Kept.md").is_file() && !notes.join("Loot.md").exists());
+
+    // The owner changes the rules: what they no longer ignore is a note at the next sync.
+    std::fs::write(notes.join(".gitignore"), "*.secret.md\n# build/ is served again\n").unwrap();
+    server.journal.sync().await.unwrap();
+    let listed = client.ok("notes_list", json!({"limit": 500})).await.to_string();
+    assert!(listed.contains("build/out.md"), "{listed}");
+    assert!(!listed.contains("plan.secret.md"), "{listed}");
+}
+
 /// A second server on the same journal: a process's worth of state of its own (its own open of
 /// the database, the index and the lock file), as a stdio agent beside `journal serve` is.
 async fn second_server(server: &TestServer) -> (journal::server::Running, std::sync::Arc<journal::journal::Journal>) {

@@ -17,6 +17,7 @@ pub mod edit;
 pub mod filters;
 mod flat;
 pub mod history;
+mod ignored;
 pub mod import;
 pub mod links;
 pub mod markdown;

@@ -4,8 +4,9 @@
 //! changed since the last scan (a file created, renamed or deleted changes its folder's time; a
 //! folder created changes its parent's), and walks any new folder whole. Quarantined folders
 //! (dot folders, `_private`, top-level `Widgets`) are never entered, symbolic links are never
-//! followed (a link could lead out of the vault), and the journal's own folder is skipped when the
-//! vault holds it.
+//! followed (a link could lead out of the vault), the journal's own folder is skipped when the
+//! vault holds it, and what git would leave out (`ignored`) is left out. A quick scan that finds an
+//! ignore file changed scans everything, since a changed rule can hide or show any folder.
 
 use std::collections::HashMap;
 use std::fs;
@@ -48,6 +49,9 @@ pub fn scan(walls: &Walls, previous: Option<&HashMap<String, i64>>) -> std::io::
     let mut scan = Scan::default();
     match previous {
         None => walk(walls, String::new(), &mut scan)?,
+        Some(previous) if walls.ignores().changed_since_last_scan(previous.keys()) => {
+            walk(walls, String::new(), &mut scan)?;
+        }
         Some(previous) => {
             let mut stale = Vec::new();
             for (folder, time) in previous {
@@ -70,6 +74,10 @@ pub fn scan(walls: &Walls, previous: Option<&HashMap<String, i64>>) -> std::io::
                 }
             }
         }
+    }
+    if previous.is_none() {
+        // What the next quick scan compares the rules with.
+        walls.ignores().changed_since_last_scan(scan.folders.keys());
     }
     scan.gone.sort();
     Ok(scan)
@@ -103,6 +111,7 @@ fn list(walls: &Walls, folder: &str, scan: &mut Scan) -> std::io::Result<Vec<Str
     };
     scan.folders.insert(folder.to_string(), time);
     scan.listed.push(folder.to_string());
+    let ignores = walls.ignores().folder_rules(folder);
     let mut subfolders = Vec::new();
     for entry in entries {
         let entry = entry?;
@@ -117,6 +126,9 @@ fn list(walls: &Walls, folder: &str, scan: &mut Scan) -> std::io::Result<Vec<Str
         let Ok(kind) = entry.file_type() else {
             continue;
         };
+        if ignores.ignores(&name, kind.is_dir()) {
+            continue;
+        }
         let rel = if folder.is_empty() {
             name
         } else {

@@ -7,12 +7,14 @@
 //! folders is the journal's own folder. That last check is by identity (device and inode), not by
 //! name: when the owner keeps the journal inside the vault, `JDIR/memory` on a case-insensitive
 //! file system, or the folder reached under any other spelling, is still the journal's and is
-//! refused. Folders not there yet are fine: a new note creates them.
+//! refused. Folders not there yet are fine: a new note creates them. And none of them, nor the note,
+//! is left out of the vault as git would leave it out (`ignored`: `node_modules`, `.gitignore`).
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::ignored::Ignores;
 use super::rules;
 
 /// What identifies a folder on disk whatever its path is spelled as.
@@ -42,6 +44,8 @@ pub struct Walls {
     own: Option<FolderId>,
     #[cfg(not(unix))]
     own: Option<PathBuf>,
+    /// What the vault leaves out the way git would.
+    ignores: Ignores,
 }
 
 impl Walls {
@@ -50,6 +54,7 @@ impl Walls {
         Walls {
             root: root.to_path_buf(),
             own: None,
+            ignores: Ignores::new(root),
         }
     }
 
@@ -62,12 +67,18 @@ impl Walls {
         Walls {
             root: root.to_path_buf(),
             own,
+            ignores: Ignores::new(root),
         }
     }
 
     /// The vault folder.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// What the vault leaves out the way git would (the scan asks it folder by folder).
+    pub fn ignores(&self) -> &Ignores {
+        &self.ignores
     }
 
     /// Whether the folder `dir` (with its metadata, not followed through a link) is the journal's own.
@@ -87,9 +98,9 @@ impl Walls {
     }
 
     /// The file of the note at `path`, when the path passes the walls: a note path outside
-    /// quarantine, reached through real folders only, none of them the journal's.
+    /// quarantine, reached through real folders only, none of them the journal's, none ignored.
     pub fn file(&self, path: &str) -> Option<PathBuf> {
-        if !rules::is_note_path(path) {
+        if !rules::is_note_path(path) || self.ignores.ignored(path, false) {
             return None;
         }
         self.reach(path)
@@ -98,7 +109,11 @@ impl Walls {
     /// The folder at `folder` (a folder path from the top of the vault, not `""`), by the same
     /// walls as a note's file.
     pub fn folder(&self, folder: &str) -> Option<PathBuf> {
-        if folder.is_empty() || rules::quarantined(folder) || !folder.split('/').all(rules::plain_name) {
+        if folder.is_empty()
+            || rules::quarantined(folder)
+            || !folder.split('/').all(rules::plain_name)
+            || self.ignores.ignored(folder, true)
+        {
             return None;
         }
         let dir = self.reach(&format!("{folder}/x.md"))?.parent()?.to_path_buf();
