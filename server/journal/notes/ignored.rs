@@ -32,6 +32,9 @@ const MAX_RULES_BYTES: u64 = 1024 * 1024;
 /// A rule file's length and time, to tell that it changed.
 type Stamp = Option<(u64, SystemTime)>;
 
+/// Rule files read, by path, with the stamp they were read at (None: no rules there).
+type Cache = HashMap<PathBuf, (Stamp, Option<Arc<Gitignore>>)>;
+
 /// One rule file and where its patterns are rooted.
 #[derive(Debug, Clone)]
 struct Source {
@@ -48,7 +51,7 @@ pub struct Ignores {
     root: PathBuf,
     /// The repository's exclude file and the `.gitignore` files above the vault, lowest first.
     above: Vec<Source>,
-    cache: Arc<Mutex<HashMap<PathBuf, (Stamp, Option<Arc<Gitignore>>)>>>,
+    cache: Arc<Mutex<Cache>>,
     /// The rules' fingerprint when the scan last looked (`changed_since_last_scan`).
     last_seen: Arc<Mutex<Option<u64>>>,
 }
@@ -236,13 +239,13 @@ fn above(root: &Path) -> Vec<Source> {
         });
     }
     let mut dir = top.to_path_buf();
-    for depth in 0..names.len() {
+    for (depth, name) in names.iter().enumerate() {
         sources.push(Source {
             file: dir.join(".gitignore"),
             dir: dir.clone(),
             prefix: prefix_from(depth),
         });
-        dir.push(&names[depth]);
+        dir.push(name);
     }
     sources
 }
@@ -348,7 +351,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         let ignores = Ignores::new(root);
-        let folders = vec![String::new(), "sub".to_string()];
+        let folders = [String::new(), "sub".to_string()];
         assert!(!ignores.changed_since_last_scan(folders.iter()));
         assert!(!ignores.ignored("sub/a.md", false));
         write(root, "sub/.gitignore", "a.md\n");
