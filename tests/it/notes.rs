@@ -423,6 +423,49 @@ async fn what_an_agent_learns(client: &Client, path: &str, word: &str) -> Vec<St
     seen.push(format!("searched: {}", searched["results"]));
     let by_path = client.ok("search", json!({"query": format!("path:{path}")})).await;
     seen.push(format!("searched by path: {}", by_path["results"]));
+    // The private note's tag and folder, as search filters and as groups with their counts.
+    let by_tag = client.ok("search", json!({"query": "tag:travel", "limit": 100})).await;
+    seen.push(format!("searched by tag: {}", by_tag["results"]));
+    let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
+    let in_folder = client
+        .ok(
+            "search",
+            json!({"query": format!("path:{folder}/ facet:family {word}"), "limit": 100}),
+        )
+        .await;
+    seen.push(format!("searched in its folder: {}", in_folder["results"]));
+    let grouped = client
+        .ok(
+            "base_query",
+            json!({"dsl": "columns __path\ngroup by __folder\nlimit 1000"}),
+        )
+        .await;
+    seen.push(format!("grouped: {} {}", grouped["total"], grouped["groups"]));
+    let by_tags = client
+        .ok(
+            "base_query",
+            json!({"dsl": "where __tags contains \"travel\"\ngroup by __folder"}),
+        )
+        .await;
+    seen.push(format!("grouped by tag: {} {}", by_tags["total"], by_tags["groups"]));
+    // A write with a guessed hash answers as for a missing note, whatever the guess.
+    for (tool, arguments) in [
+        (
+            "note_write",
+            json!({"path": path, "content": "x", "expected_hash": "0".repeat(64)}),
+        ),
+        (
+            "note_edit_section",
+            json!({"path": path, "anchor": word, "op": "replace", "content": "x"}),
+        ),
+        (
+            "note_set_properties",
+            json!({"path": path, "properties": {"status": "x"}, "expected_hash": "0".repeat(64)}),
+        ),
+    ] {
+        let refused = client.refused(tool, arguments).await;
+        seen.push(format!("{tool}: {}", refused.replace(path, "<path>")));
+    }
     seen
 }
 
