@@ -263,6 +263,60 @@ impl Rewrite<'_> {
     }
 }
 
+/// The rules link rewriting must keep, for the fuzz target `link_rewrite` and its proptest twin:
+/// in a vault of `paths`, the note at `old` (text `text`) is rewritten for the move of `from` to
+/// `to` (the note itself moves when `old` is `from`). It never panics; what it writes still reads
+/// as a note with as many links; every wikilink that named a note before names the same note
+/// (where it moved) after; and rewriting the result again changes nothing. Panics with the input
+/// when one does not hold.
+pub fn check_rewrite(text: &str, paths: &[&str], old: &str, from: &str, to: &str) {
+    let moved = HashMap::from([(from.to_string(), to.to_string())]);
+    let mut before = Names::new(paths.iter().copied());
+    before.insert(old);
+    before.insert(from);
+    let mut after = before.clone();
+    after.remove(from);
+    after.insert(to);
+    let new = if old == from { to } else { old };
+    let rewrite = Rewrite {
+        before: &before,
+        after: &after,
+        moved: &moved,
+    };
+    let Ok(Some(out)) = rewrite.note(text, old, new) else {
+        return;
+    };
+    let (Ok(was), Ok(now)) = (note::read(old, text.as_bytes(), 0), note::read(new, out.as_bytes(), 0)) else {
+        panic!("{text:?} ({old} -> {new}) gave a note that does not read: {out:?}");
+    };
+    assert_eq!(was.note.links.len(), now.note.links.len(), "{text:?} gave {out:?}");
+    for (link, again) in was.note.links.iter().zip(&now.note.links) {
+        if link.kind == LinkKind::Markdown {
+            continue;
+        }
+        if let Some(named) = before.resolve(&link.target, old) {
+            let want = moved.get(named).map_or(named, String::as_str);
+            assert_eq!(
+                after.resolve(&again.target, new),
+                Some(want),
+                "{text:?} ({old} -> {new}): {:?} became {:?} in {out:?}",
+                link.target,
+                again.target
+            );
+        }
+    }
+    let settled = Rewrite {
+        before: &after,
+        after: &after,
+        moved: &HashMap::new(),
+    };
+    assert_eq!(
+        settled.note(&out, new, new).ok().flatten(),
+        None,
+        "{text:?}: rewriting {out:?} again changed it"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -446,5 +500,55 @@ mod tests {
         assert_eq!(read(&dir, "open.md"), "[[z]]");
         assert_eq!(read(&dir, "locked.md"), "---\naccess: read-only\n---\n[[a]]");
         assert_eq!(read(&dir, "secret.md"), "---\naccess: private\n---\n[[a]]");
+    }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        const PIECES: [&str; 18] = [
+            "[[",
+            "]]",
+            "![[",
+            "Plan",
+            "Notes/Plan",
+            "Archive/Plan",
+            "|alias",
+            "#Heading",
+            "[x](",
+            ")",
+            "../",
+            "Plan.md",
+            "Notes/Plan.md",
+            " ",
+            "\n",
+            "---\n",
+            "a",
+            "`",
+        ];
+        const PATHS: [&str; 4] = ["Plan.md", "Notes/Plan.md", "Notes/Other.md", "Archive/Plan.md"];
+        // Not a destination that differs from another note's path only in case (`plan.md` beside
+        // `Plan.md`): on a case-sensitive file system such a move is made, and its links cannot
+        // tell the two apart. That is a known gap (issue 31), left out here until moves refuse it.
+        const TO: [&str; 4] = [
+            "Archive/Moved.md",
+            "Deep/Plan.md",
+            "Notes/Renamed.md",
+            "Notes/other.md.bak.md",
+        ];
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+            /// The twin of the fuzz target `link_rewrite`, over texts made of link pieces.
+            #[test]
+            fn link_rewriting_keeps_what_links_name(
+                pieces in proptest::collection::vec(0..PIECES.len(), 0..40),
+                old in 0..PATHS.len(),
+                from in 0..PATHS.len(),
+                to in 0..TO.len(),
+            ) {
+                let text: String = pieces.iter().map(|&i| PIECES[i]).collect();
+                super::super::check_rewrite(&text, &PATHS, PATHS[old], PATHS[from], TO[to]);
+            }
+        }
     }
 }
