@@ -8,11 +8,20 @@ use journal::journal::notes::moves;
 use libfuzzer_sys::fuzz_target;
 
 const PATHS: [&str; 4] = ["Plan.md", "Notes/Plan.md", "Notes/Other.md", "Archive/Plan.md"];
-const TO: [&str; 4] = ["Archive/Moved.md", "Deep/Plan.md", "Notes/Renamed.md", "Notes/other.md.bak.md"];
+// With twins of the vault's paths, which moves refuse, and a case-only rename, which they make.
+const TO: [&str; 7] = [
+    "Archive/Moved.md",
+    "Deep/Plan.md",
+    "Notes/Renamed.md",
+    "Notes/other.md.bak.md",
+    "plan.md",
+    "Notes/plan.md",
+    "notes/Plan.md",
+];
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, rest)) = data.split_first() else { return };
     let Ok(text) = std::str::from_utf8(rest) else { return };
     let pick = usize::from(pick);
-    moves::check_rewrite(text, &PATHS, PATHS[pick % 4], PATHS[(pick / 4) % 4], TO[(pick / 16) % 4]);
+    moves::check_rewrite(text, &PATHS, PATHS[pick % 4], PATHS[(pick / 4) % 4], TO[(pick / 16) % TO.len()]);
 });

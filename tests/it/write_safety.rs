@@ -488,6 +488,44 @@ async fn a_path_of_another_kind_is_refused_not_made_a_note_beside_it() {
     assert_eq!(made["path"], "Meeting 2026.12.05.md");
 }
 
+/// No note is made, created or moved, at a path that differs from another's only in case: links
+/// find notes ignoring case, and a Mac's copy of the vault would hold only one of the two.
+#[tokio::test]
+async fn no_note_takes_a_name_another_has_in_another_case() {
+    let server = TestServer::start().await;
+    let (client, _) = server.writer("force", WriteMode::Force).await;
+    let notes = server.root().join("notes");
+    client
+        .ok("note_create", json!({"path": "Work/Plan.md", "content": "# Plan\n"}))
+        .await;
+    client
+        .ok(
+            "note_create",
+            json!({"path": "Work/Other.md", "content": "See [[Plan]].\n"}),
+        )
+        .await;
+    let before = tree(&notes);
+    for path in ["Work/plan.md", "work/Plan.md", "WORK/new.md"] {
+        let refused = client
+            .refused("note_create", json!({"path": path, "content": "x"}))
+            .await;
+        assert!(refused.contains("no note can be created"), "{path}: {refused}");
+        let refused = client
+            .refused("note_move", json!({"from": "Work/Other.md", "to": path}))
+            .await;
+        assert!(refused.contains("no note can be created"), "{path}: {refused}");
+    }
+    assert_eq!(tree(&notes), before);
+    // A case-only rename is made, and the link that named the note still names it.
+    client
+        .ok("note_move", json!({"from": "Work/Plan.md", "to": "Work/PLAN.md"}))
+        .await;
+    assert!(notes.join("Work/PLAN.md").is_file());
+    assert!(!notes.join("Work/Plan.md").exists());
+    let other = std::fs::read_to_string(notes.join("Work/Other.md")).unwrap();
+    assert!(other.contains("[[PLAN]]") || other.contains("[[Plan]]"), "{other}");
+}
+
 /// What an agent wrote reaches the owner's terminal as visible text: no escape sequence it sent
 /// can erase a line of the review, retitle the window or reorder what is shown.
 #[tokio::test]

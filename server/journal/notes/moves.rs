@@ -54,7 +54,7 @@ pub fn plan(
         .map(|found| (found.path.clone(), destination(&found.path, from, to, folder)))
         .collect();
     for new in moved.values() {
-        check_free(walls, reader, new)?;
+        check_free(walls, reader, new, from)?;
     }
 
     // The vault as this reader sees it: a hidden note takes no part in how a link resolves, so
@@ -119,10 +119,14 @@ fn destination(path: &str, from: &str, to: &str, folder: bool) -> String {
 }
 
 /// A destination must hold nothing: a note the agent sees is named; a hidden note, a folder, any
-/// other file or a quarantined path all answer alike.
-fn check_free(walls: &Walls, reader: &Reader, path: &str) -> Result<(), WriteError> {
+/// other file, a quarantined path or a name another differs from only in case (`Walls::twin`;
+/// the note or folder moving from `from` is no twin of itself) all answer alike.
+fn check_free(walls: &Walls, reader: &Reader, path: &str, from: &str) -> Result<(), WriteError> {
     let refused = || WriteError::NotCreatable(path.to_string());
     let file = walls.file(path).ok_or_else(refused)?;
+    if walls.twin(path, Some(from)) {
+        return Err(refused());
+    }
     match std::fs::symlink_metadata(&file) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(_) => Err(refused()),
@@ -270,6 +274,10 @@ impl Rewrite<'_> {
 /// (where it moved) after; and rewriting the result again changes nothing. Panics with the input
 /// when one does not hold.
 pub fn check_rewrite(text: &str, paths: &[&str], old: &str, from: &str, to: &str) {
+    if paths.iter().any(|p| *p != from && (*p == to || rules::twins(p, to))) {
+        // `plan` refuses this move (`check_free`): the destination is taken, or is a twin.
+        return;
+    }
     let moved = HashMap::from([(from.to_string(), to.to_string())]);
     let mut before = Names::new(paths.iter().copied());
     before.insert(old);
@@ -488,6 +496,39 @@ mod tests {
     }
 
     #[test]
+    fn no_move_makes_a_twin_that_differs_only_in_case() {
+        let (dir, set) = vault(&[
+            ("Notes/Plan.md", "[[Other]]"),
+            ("Notes/Other.md", "[[Plan]]"),
+            ("Work/a.md", "a"),
+            ("secret.md", "---\naccess: private\n---\nx"),
+        ]);
+        let refused = |from: &str, to: &str, folder: bool| {
+            let answer = move_now(&dir, &set, from, to, folder);
+            let named = if folder { format!("{to}/a.md") } else { to.into() };
+            assert_eq!(answer, Err(WriteError::NotCreatable(named)), "{from} -> {to}");
+        };
+        // Beside a note the agent sees, a hidden one, or into a twin of a folder.
+        refused("Work/a.md", "Notes/plan.md", false);
+        refused("Work/a.md", "SECRET.md", false);
+        refused("Work/a.md", "notes/a.md", false);
+        refused("Work/a.md", "notes./a.md", false);
+        // A note that leaves its folder leaves the folder behind, a twin of `notes/`.
+        refused("Notes/Plan.md", "notes/Plan.md", false);
+        // A folder whose twin holds other notes.
+        refused("Work", "notes", true);
+        for path in ["Notes/Plan.md", "Notes/Other.md", "Work/a.md"] {
+            assert!(dir.path().join(path).exists(), "{path}");
+        }
+        // A case-only rename is no twin of itself, for a note and for a folder.
+        move_now(&dir, &set, "Notes/Plan.md", "Notes/PLAN.md", false).unwrap();
+        assert_eq!(read(&dir, "Notes/PLAN.md"), "[[Other]]");
+        assert!(!dir.path().join("Notes/Plan.md").exists());
+        move_now(&dir, &set, "Work", "WORK", true).unwrap();
+        assert_eq!(read(&dir, "WORK/a.md"), "a");
+    }
+
+    #[test]
     fn links_in_notes_the_agent_may_not_change_stay_as_written() {
         let (dir, set) = vault(&[
             ("a.md", "a"),
@@ -526,14 +567,16 @@ mod tests {
             "`",
         ];
         const PATHS: [&str; 4] = ["Plan.md", "Notes/Plan.md", "Notes/Other.md", "Archive/Plan.md"];
-        // Not a destination that differs from another note's path only in case (`plan.md` beside
-        // `Plan.md`): on a case-sensitive file system such a move is made, and its links cannot
-        // tell the two apart. That is a known gap (issue 31), left out here until moves refuse it.
-        const TO: [&str; 4] = [
+        // With twins of the vault's paths (`plan.md`, `notes/x.md`), which moves refuse, and a
+        // case-only rename (`Notes/plan.md`, from `Notes/Plan.md`), which they make.
+        const TO: [&str; 7] = [
             "Archive/Moved.md",
             "Deep/Plan.md",
             "Notes/Renamed.md",
             "Notes/other.md.bak.md",
+            "plan.md",
+            "Notes/plan.md",
+            "notes/Plan.md",
         ];
 
         proptest! {

@@ -32,6 +32,17 @@ pub fn same_name(name: &str, reserved: &str) -> bool {
     unicase::eq(name.trim_end_matches(['.', ' ']), reserved)
 }
 
+/// Whether the paths `a` and `b` are twins: different, but at the first folder or file where they
+/// differ the two names are the same name (`same_name`), as `Notes/Plan.md` and `notes/x.md`, or
+/// `Plan.md` and `plan.md`. A file system that ignores case holds only one of them. The vault's
+/// walls (`Walls::twin`) refuse to make a twin of what is on disk.
+pub fn twins(a: &str, b: &str) -> bool {
+    a.split('/')
+        .zip(b.split('/'))
+        .find(|(x, y)| x != y)
+        .is_some_and(|(x, y)| same_name(x, y.trim_end_matches(['.', ' '])))
+}
+
 /// Whether the note at `path` instructs agents: an `AGENTS.md` (or `AGENT.md`) at any depth, which
 /// agents receive with every note below it, or anything under the top-level `Skills/` folder (the
 /// skills agents read as the owner's). Compared as quarantine is, case-folded, so that no spelling
@@ -240,6 +251,19 @@ mod tests {
         ] {
             assert!(!instructs(path), "{path}");
         }
+    }
+
+    #[test]
+    fn twins_differ_only_in_case_where_they_first_differ() {
+        assert!(twins("Plan.md", "plan.md"));
+        assert!(twins("Notes/Plan.md", "notes/Other.md"));
+        assert!(twins("Notes/Plan.md", "Notes/PLAN.md"));
+        assert!(twins("Widgetſ/a.md", "widgets/b.md"));
+        assert!(twins("Notes./a.md", "notes/b.md"));
+        assert!(!twins("Plan.md", "Plan.md"));
+        assert!(!twins("Notes/Plan.md", "Notes/Other.md"));
+        assert!(!twins("Notes/Plan.md", "Other/plan.md"));
+        assert!(!twins("Plan.md", "Plan.md.md"));
     }
 
     #[test]

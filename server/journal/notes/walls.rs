@@ -123,6 +123,39 @@ impl Walls {
         }
     }
 
+    /// Whether a folder or file on the way to `path` is there under another spelling of the same
+    /// name (`notes/plan.md` beside `Notes/Plan.md`, compared as `rules::same_name` compares). On a
+    /// file system that tells case apart both can exist, but links find notes ignoring case, so one
+    /// would take the other's links, and a case-insensitive copy of the vault (a Mac, a sync) would
+    /// merge them. `moving` is the note or folder that moves (to `path`, or to a folder on its
+    /// way): a case-only rename meets itself, which is no twin. The folder a moving note leaves is
+    /// not the note, and is a twin like any other.
+    pub fn twin(&self, path: &str, moving: Option<&str>) -> bool {
+        let parts: Vec<&str> = path.split('/').collect();
+        let source: Vec<&str> = moving.map(|m| m.split('/').collect()).unwrap_or_default();
+        let mut at = self.root.clone();
+        for (i, part) in parts.iter().enumerate() {
+            let Ok(entries) = fs::read_dir(&at) else {
+                // Not there yet (or not a folder): nothing further down can be a twin.
+                return false;
+            };
+            let wanted = part.trim_end_matches(['.', ' ']);
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let Some(name) = name.to_str() else { continue };
+                if name == *part || !rules::same_name(name, wanted) {
+                    continue;
+                }
+                let itself = source.len() == i + 1 && source[..i] == parts[..i] && source[i] == name;
+                if !itself {
+                    return true;
+                }
+            }
+            at.push(part);
+        }
+        false
+    }
+
     /// Walks `path`'s folders from the root: each a real folder or not there yet, never the journal's.
     fn reach(&self, path: &str) -> Option<PathBuf> {
         let mut at = self.root.clone();

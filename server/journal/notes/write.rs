@@ -444,6 +444,11 @@ fn plan_create(walls: &Walls, reader: &Reader, path: &str, content: &str) -> Res
             _ => refused(),
         });
     }
+    if walls.twin(path, None) {
+        // `notes/plan.md` beside `Notes/Plan.md`: answered as any path no note can take, so that
+        // the answer is the same whether the twin is a note the agent sees, a hidden one or a folder.
+        return Err(refused());
+    }
     let text = edit::create(content)?;
     check_result(path, &text, reader, None)?;
     Ok(Plan {
@@ -826,6 +831,31 @@ mod tests {
             text: text.into(),
             ensure_newline: true,
         }
+    }
+
+    #[test]
+    fn no_note_is_created_beside_a_twin_that_differs_only_in_case() {
+        let dir = vault(&[("Notes/Plan.md", "mine"), ("secret.md", "---\naccess: private\n---\nx")]);
+        let walls = Walls::new(dir.path());
+        for path in [
+            "Notes/plan.md",
+            "NOTES/Plan.md",
+            "notes/new.md",
+            "Secret.md",
+            "notes./x.md",
+        ] {
+            let refused = apply(&walls, &whole(), path, &create_change("x"), None).unwrap_err();
+            assert_eq!(refused, WriteError::NotCreatable(path.into()), "{path}");
+            assert!(!dir.path().join(path).exists(), "{path}");
+        }
+        // A hidden twin answers exactly as a twin the agent sees, and as any path no note can take.
+        let hidden = apply(&walls, &whole(), "SECRET.md", &create_change("x"), None).unwrap_err();
+        let seen = apply(&walls, &whole(), "notes/plan.md", &create_change("x"), None).unwrap_err();
+        assert_eq!(
+            hidden.to_string().replace("SECRET.md", "P"),
+            seen.to_string().replace("notes/plan.md", "P")
+        );
+        apply(&walls, &whole(), "Notes/Plan2.md", &create_change("x"), None).unwrap();
     }
 
     #[test]
