@@ -9,10 +9,13 @@ use anyhow::bail;
 use clap::Subcommand;
 
 use crate::journal::Journal;
+use crate::journal::day::format_timestamp;
 use crate::journal::graph::gate::{self, Change};
+use crate::journal::graph::history::{self as graph_history, Entry, Origin};
 use crate::journal::graph::items::{Items, Viewer};
 use crate::journal::graph::rules::RuleError;
-use crate::journal::graph::{Author, Connection, store};
+use crate::journal::graph::{Connection, store};
+use crate::journal::notes::history::KEEP_DAYS;
 
 #[derive(Debug, Subcommand)]
 pub enum GraphCommand {
@@ -58,6 +61,19 @@ pub enum GraphCommand {
         #[arg(value_name = "TEXT")]
         text: String,
     },
+    /// Every change made to the graph (by agents, accepted proposals, the owner, and undos),
+    /// newest first, each with its number for `journal graph revert`.
+    History {
+        /// How many changes to show.
+        #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(i64).range(1..=10_000))]
+        limit: i64,
+    },
+    /// Undo a change of `journal graph history`: its connection goes back to what it was before,
+    /// while nothing changed it since. The undo is kept in the history too.
+    Revert {
+        #[arg(value_name = "CHANGE")]
+        change: i64,
+    },
 }
 
 pub async fn run(dir: &std::path::Path, command: GraphCommand) -> anyhow::Result<()> {
@@ -90,7 +106,66 @@ pub async fn run(dir: &std::path::Path, command: GraphCommand) -> anyhow::Result
             }
             Ok(())
         }
+        GraphCommand::History { limit } => history(&journal, limit).await,
+        GraphCommand::Revert { change } => {
+            let undo = gate::revert(&journal, change)
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            say!("undid change {change}: {}", entry_line(&undo));
+            say!("this undo is kept in the history too: `journal graph history`");
+            Ok(())
+        }
     }
+}
+
+async fn history(journal: &Arc<Journal>, limit: i64) -> anyhow::Result<()> {
+    let entries = graph_history::recent(&journal.db, limit).await?;
+    if entries.is_empty() {
+        say!(
+            "no changes to the graph in the last {} days; agents' and your changes are listed here",
+            KEEP_DAYS
+        );
+        return Ok(());
+    }
+    for entry in &entries {
+        say!("{:>6}  {}", entry.id, entry_line(entry));
+        let who = if entry.label.is_empty() {
+            shown::line(&entry.actor).to_string()
+        } else {
+            format!("{} ({})", shown::line(&entry.actor), shown::line(&entry.label))
+        };
+        let how = match (entry.proposal_id, entry.reverted) {
+            (_, Some(undone)) => format!(", undoing change {undone}"),
+            (Some(proposal), None) => format!(", proposal {proposal} accepted"),
+            (None, None) => String::new(),
+        };
+        say!("        by {who} at {}{how}", format_timestamp(entry.at));
+    }
+    say!("`journal graph revert CHANGE` undoes a change");
+    Ok(())
+}
+
+/// A change in one line: what it did, and to which connection.
+fn entry_line(entry: &Entry) -> String {
+    let Some(connection) = entry.shown() else {
+        return format!("{} {}", entry.what(), shown::line(&entry.connection));
+    };
+    let kind = |c: Option<&Connection>| c.and_then(|c| c.kind.clone());
+    let detail = match entry.what() {
+        "retyped" => format!(
+            " ({} → {})",
+            shown::line(&kind(entry.before.as_ref()).unwrap_or_else(|| "no type".into())),
+            shown::line(&kind(entry.after.as_ref()).unwrap_or_else(|| "no type".into()))
+        ),
+        _ => String::new(),
+    };
+    format!(
+        "{} {}  {} → {}{detail}",
+        entry.what(),
+        shown::line(&connection.id),
+        shown::line(&connection.from),
+        shown::line(&connection.to)
+    )
 }
 
 /// The key of the item the owner typed.
@@ -104,7 +179,7 @@ async fn resolve(journal: &Arc<Journal>, typed: &str) -> anyhow::Result<String> 
 }
 
 async fn change(journal: &Arc<Journal>, change: Change) -> anyhow::Result<Connection> {
-    let made = gate::make(journal, &Author::owner(), &Viewer::Owner, &change)
+    let made = gate::make(journal, &Origin::owner(), &Viewer::Owner, &change)
         .await
         .map_err(|e| match e {
             gate::GateError::Rule(RuleError::NotFound(id)) => {

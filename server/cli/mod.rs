@@ -127,7 +127,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Entity(command) => content::entity(&dir()?, command).await,
         Command::Import(command) => content::import(&dir()?, command).await,
         Command::Notes(command) => notes::run(&dir()?, command).await,
-        Command::Proposals(command) => proposals::run(&open_for_access(&dir()?).await?, command).await,
+        // Loaded: accepting a graph proposal finds the notes it names.
+        Command::Proposals(command) => proposals::run(&open(&dir()?).await?, command).await,
         Command::Graph(command) => graph::run(&dir()?, command).await,
         Command::Trash(command) => trash::run(&open_for_access(&dir()?).await?, command).await,
         Command::Demo(args) => content::demo(args).await,

@@ -136,6 +136,9 @@ impl Journal {
         notes::changes::recover_at_open(&journal)
             .await
             .map_err(|e| JournalError::Invalid(format!("a half-made change to the notes could not be undone: {e}")))?;
+        graph::gate::recover_at_open(&journal)
+            .await
+            .map_err(|e| JournalError::Invalid(format!("a half-made change to the graph could not be undone: {e}")))?;
         Ok(journal)
     }
 

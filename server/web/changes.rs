@@ -20,6 +20,9 @@ use super::proposals::{DiffLine, diff_lines};
 use super::session::Owner;
 use crate::app::AppState;
 use crate::journal::day::format_timestamp;
+use crate::journal::graph::gate::{self, GateError};
+use crate::journal::graph::history as graph_history;
+use crate::journal::graph::store::StoreError;
 use crate::journal::notes::changes::{self, ChangeError};
 use crate::journal::notes::history::{self, Version};
 use crate::journal::notes::{diff, note, rules};
@@ -67,6 +70,19 @@ pub struct VersionView {
     pub diff: Option<Vec<DiffLine>>,
 }
 
+/// One change of the graph in the list.
+pub struct GraphRow {
+    pub id: i64,
+    pub at: String,
+    pub by: String,
+    pub how: String,
+    pub what: &'static str,
+    /// `from → to` of the connection, and its type.
+    pub connection: String,
+    /// The connection is still as the change left it, so it can be undone.
+    pub undoable: bool,
+}
+
 #[derive(Template)]
 #[template(path = "app/changes.html")]
 struct ChangesPage {
@@ -75,6 +91,7 @@ struct ChangesPage {
     base: String,
     section: &'static str,
     rows: Vec<ChangeRow>,
+    graph: Vec<GraphRow>,
     trash: Vec<TrashRow>,
     keep_days: i64,
     keep_mib: i64,
@@ -104,8 +121,38 @@ pub async fn list(State(state): State<AppState>, owner: Owner, RawQuery(query): 
     let Ok(notice) = params.one("notice") else {
         return malformed();
     };
-    let notice = Notice::parse(notice, &[Notice::Restored]).map(Notice::text);
+    let notice = Notice::parse(notice, &[Notice::Restored, Notice::GraphReverted]).map(Notice::text);
     render_list(&state, &owner, notice, None, StatusCode::OK).await
+}
+
+/// `POST /app/graph-changes/{change}/revert`: the connection a change of the graph changed, back as
+/// it was before, while it is still as that change left it (`graph::gate::revert`).
+pub async fn revert_graph(
+    State(state): State<AppState>,
+    Path((_, change)): Path<(String, i64)>,
+    form: OwnerForm,
+) -> Response {
+    match graph_history::get(&state.journal.db, change).await {
+        Ok(Some(_)) => {}
+        Ok(None) => {
+            let message = format!("Nothing was undone: the graph's history has no change {change}.");
+            return render_list(&state, &form.owner, None, Some(message), StatusCode::NOT_FOUND).await;
+        }
+        Err(error) => return failed(ChangeError::Db(error)),
+    }
+    match gate::revert(&state.journal, change).await {
+        Ok(_) => Redirect::to(&format!(
+            "{}/changes?notice={}#graph",
+            form.owner.base,
+            Notice::GraphReverted.as_str()
+        ))
+        .into_response(),
+        Err(error @ (GateError::Journal(_) | GateError::Store(StoreError::Io(_)))) => failed(ChangeError::from(error)),
+        Err(other) => {
+            let message = format!("Nothing was undone: {other}");
+            render_list(&state, &form.owner, None, Some(message), StatusCode::CONFLICT).await
+        }
+    }
 }
 
 /// `POST /app/trash/{change}/restore`: every note of an agent's deletion back where it was, all or
@@ -146,6 +193,10 @@ async fn render_list(
         (Ok(versions), Ok(deletions)) => (versions, deletions),
         (Err(error), _) | (_, Err(error)) => return failed(ChangeError::Db(error)),
     };
+    let graph_rows = match graph_rows(state).await {
+        Ok(rows) => rows,
+        Err(error) => return failed(ChangeError::from(error)),
+    };
     let walls = state.journal.notes.walls();
     let trash = deletions
         .into_iter()
@@ -169,6 +220,7 @@ async fn render_list(
         base: owner.base.clone(),
         section: "changes",
         rows: versions.iter().map(row).collect(),
+        graph: graph_rows,
         trash,
         keep_days: history::KEEP_DAYS,
         keep_mib: state.journal.notes.history_budget() / (1024 * 1024),
@@ -287,6 +339,50 @@ async fn render_note(
         error,
     };
     page::html(code, &page, &page.nonce.clone(), None)
+}
+
+/// The graph's recent changes, each marked undoable while its connection is as it left it.
+async fn graph_rows(state: &AppState) -> Result<Vec<GraphRow>, GateError> {
+    let entries = graph_history::recent(&state.journal.db, RECENT).await?;
+    if entries.is_empty() {
+        return Ok(Vec::new());
+    }
+    let graph = gate::load(&state.journal).await?;
+    Ok(entries
+        .iter()
+        .map(|e| {
+            let mut how = match e.tool.as_str() {
+                "revert" => "undo".to_string(),
+                tool => tool.to_string(),
+            };
+            if let Some(id) = e.proposal_id {
+                how.push_str(&format!(", proposal #{id}"));
+            }
+            if let Some(id) = e.reverted {
+                how.push_str(&format!(" of change #{id}"));
+            }
+            let connection = e.shown().map_or_else(
+                || e.connection.clone(),
+                |c| match &c.kind {
+                    Some(kind) => format!("{} → {} ({kind})", c.from, c.to),
+                    None => format!("{} → {}", c.from, c.to),
+                },
+            );
+            GraphRow {
+                id: e.id,
+                at: format_timestamp(e.at),
+                by: if e.label.is_empty() {
+                    "you".to_string()
+                } else {
+                    format!("{} ({})", e.label, e.actor)
+                },
+                how,
+                what: e.what(),
+                connection,
+                undoable: graph_history::unchanged_since(&graph, e),
+            }
+        })
+        .collect())
 }
 
 fn by(v: &Version) -> String {

@@ -15,6 +15,7 @@ use super::notice::Notice;
 use super::session::Owner;
 use crate::app::AppState;
 use crate::journal::graph::gate::{self, Change, GateError};
+use crate::journal::graph::history::Origin;
 use crate::journal::graph::items::{Items, Viewer};
 use crate::journal::graph::store::Graph;
 use crate::journal::graph::{Author, Connection, is_id};
@@ -108,7 +109,7 @@ async fn act(state: &AppState, form: OwnerForm, change: Change, notice: Notice) 
     let Some(item) = form.field("item").map(str::to_string) else {
         return malformed();
     };
-    match gate::make(&state.journal, &Author::owner(), &Viewer::Owner, &change).await {
+    match gate::make(&state.journal, &Origin::owner(), &Viewer::Owner, &change).await {
         Ok(_) => Redirect::to(&format!(
             "{}/graph?item={}&notice={}",
             form.owner.base,

@@ -64,6 +64,7 @@ pub fn router() -> Router<AppState> {
         .route("/{place}/changes/note", get(changes::note_page))
         .route("/{place}/changes/{version}/revert", post(changes::revert))
         .route("/{place}/trash/{change}/restore", post(changes::restore))
+        .route("/{place}/graph-changes/{change}/revert", post(changes::revert_graph))
         .route("/{place}/graph", get(graph::show))
         .route("/{place}/graph/{id}/disconnect", post(graph::disconnect))
         .route("/{place}/graph/{id}/note", post(graph::note))

@@ -15,11 +15,12 @@ pub enum Notice {
     Restored,
     Disconnected,
     Noted,
+    GraphReverted,
 }
 
 impl Notice {
     #[cfg(test)]
-    const ALL: [Notice; 10] = [
+    const ALL: [Notice; 11] = [
         Notice::CodeClosed,
         Notice::GrantSaved,
         Notice::Revoked,
@@ -30,6 +31,7 @@ impl Notice {
         Notice::Restored,
         Notice::Disconnected,
         Notice::Noted,
+        Notice::GraphReverted,
     ];
 
     /// The word in the redirect's query.
@@ -45,6 +47,7 @@ impl Notice {
             Notice::Restored => "restored",
             Notice::Disconnected => "disconnected",
             Notice::Noted => "noted",
+            Notice::GraphReverted => "graph-reverted",
         }
     }
 
@@ -70,8 +73,13 @@ impl Notice {
             Notice::Restored => {
                 "Restored: the deleted notes are back where they were. The restore is in the history and can be undone too."
             }
-            Notice::Disconnected => "Removed: the connection and every note on it are gone from the graph.",
+            Notice::Disconnected => {
+                "Removed: the connection and every note on it are gone from the graph. The Changes page can undo it."
+            }
             Notice::Noted => "Saved: your note is on the connection, beside the agents' own.",
+            Notice::GraphReverted => {
+                "Undone: the connection is back as it was before that change. The undo can be undone too."
+            }
         }
     }
 }

@@ -679,3 +679,148 @@ async fn a_folder_move_killed_halfway_is_whole_or_absent() {
         }
     }
 }
+
+/// One tool call's structured answer when it was acknowledged; None when refused or the server is gone.
+async fn call_answer(
+    client: &Client,
+    id: usize,
+    tool: &str,
+    arguments: serde_json::Value,
+) -> Option<serde_json::Value> {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments}});
+    let reply = client.try_post(&body).await.ok()?;
+    let value = serde_json::from_slice::<serde_json::Value>(&reply.body).ok()?;
+    if value["result"]["isError"] != false {
+        return None;
+    }
+    value["result"].get("structuredContent").cloned()
+}
+
+/// Graph writes killed at random: every acknowledged connection and note is in `graph.jsonl`, every
+/// line reads, and the graph's history holds, for every connection on disk, an entry that left it
+/// exactly as it is (no change on disk without its entry, none recorded and not done).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_graph_writes_survive_sigkill_with_their_history() {
+    use journal::journal::graph::{history, store};
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("journal");
+    let key = notes_writer(&root, "linker").await;
+    {
+        let opened = journal::journal::Journal::open(&root).await.unwrap();
+        let connection = journal::auth::connections::find_key(&opened.db, "linker")
+            .await
+            .unwrap();
+        let categories = [journal::auth::Category::Notes, journal::auth::Category::Graph]
+            .into_iter()
+            .collect();
+        journal::auth::connections::set_grant(
+            &opened.db,
+            &connection.id,
+            &categories,
+            None,
+            journal::auth::WriteMode::Force,
+        )
+        .await
+        .unwrap();
+    }
+    const TARGETS: usize = 60;
+    let vault = root.join("notes/G");
+    std::fs::create_dir_all(&vault).unwrap();
+    for n in 0..TARGETS {
+        std::fs::write(vault.join(format!("t{n}.md")), format!("# Target {n}\n")).unwrap();
+    }
+    for round in 0..5 {
+        for writer in 0..4 {
+            std::fs::write(vault.join(format!("r{round}-w{writer}.md")), "# Source\n").unwrap();
+        }
+    }
+    // (connection id, from, to) and (connection id, note) as acknowledged.
+    let connected: Arc<Mutex<Vec<(String, String, String)>>> = Arc::default();
+    let noted: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let mut random = Seeded::from_env_or_random();
+    let (made, wrote) = (connected.clone(), noted.clone());
+    let counted = connected.clone();
+    kill_rounds(
+        &root,
+        &key,
+        &mut random,
+        move || counted.lock().unwrap().len(),
+        move |client, round, writer| {
+            let (connected, noted) = (made.clone(), wrote.clone());
+            async move {
+                // Bounded: at most TARGETS pairs of calls per writer per round.
+                for n in 0..TARGETS {
+                    let (from, to) = (format!("G/r{round}-w{writer}.md"), format!("G/t{n}.md"));
+                    let arguments = json!({"from": from, "to": to});
+                    let Some(made) = call_answer(&client, 2 * n, "connect", arguments).await else {
+                        return;
+                    };
+                    let id = made["connection"]["id"].as_str().unwrap().to_string();
+                    connected
+                        .lock()
+                        .unwrap()
+                        .push((id.clone(), format!("note:{from}"), format!("note:{to}")));
+                    let text = format!("note {n} of writer {writer} in round {round}");
+                    let arguments = json!({"id": id, "text": text});
+                    if call_answer(&client, 2 * n + 1, "write_connection_note", arguments)
+                        .await
+                        .is_none()
+                    {
+                        return;
+                    }
+                    noted.lock().unwrap().push((id, text));
+                }
+            }
+        },
+    )
+    .await;
+
+    // The next open undoes what a killed server left unfinished.
+    let opened = journal::journal::Journal::open(&root).await.unwrap();
+    let graph = store::load(&root).unwrap();
+    assert!(graph.problems.is_empty(), "every line reads: {:?}", graph.problems);
+    let connected = connected.lock().unwrap().clone();
+    assert!(
+        connected.len() >= 5,
+        "connections were acknowledged: {}",
+        connected.len()
+    );
+    for (id, from, to) in &connected {
+        let on_disk = graph
+            .get(id)
+            .unwrap_or_else(|| panic!("acknowledged connection {id} is there"));
+        assert_eq!((&on_disk.from, &on_disk.to), (from, to));
+    }
+    for (id, text) in noted.lock().unwrap().iter() {
+        let notes = &graph.get(id).unwrap().notes;
+        assert_eq!(notes.len(), 1, "{id}");
+        assert_eq!(&notes[0].text, text, "acknowledged note on {id}");
+    }
+    let unfinished: i64 = sqlx::query_scalar("SELECT count(*) FROM graph_changes WHERE done = 0")
+        .fetch_one(&opened.db)
+        .await
+        .unwrap();
+    assert_eq!(unfinished, 0);
+    let entries = history::recent(&opened.db, 10_000).await.unwrap();
+    for connection in graph.connections() {
+        let last = entries
+            .iter()
+            .find(|e| e.connection == connection.id)
+            .unwrap_or_else(|| panic!("connection {} on disk has its history", connection.id));
+        assert_eq!(last.after.as_ref(), Some(connection), "its last entry left it as it is");
+    }
+    for entry in entries.iter().filter(|e| e.after.is_some()) {
+        assert!(
+            graph.get(&entry.connection).is_some(),
+            "entry {} has its connection",
+            entry.id
+        );
+    }
+    let leftovers: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

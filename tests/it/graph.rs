@@ -261,7 +261,7 @@ async fn a_connection_shows_only_when_the_grant_reaches_both_ends() {
     let server = TestServer::start().await;
     // The owner connects everything (no reach limits for the owner).
     let viewer = journal::journal::graph::items::Viewer::Owner;
-    let owner = Author::owner();
+    let owner = journal::journal::graph::history::Origin::owner();
     let connect = |from: &str, to: &str| gate::Change::Connect {
         from: from.into(),
         to: to.into(),
@@ -432,7 +432,7 @@ async fn in_propose_mode_a_graph_write_waits_for_the_owner() {
     assert_eq!(stored.path, "connect note:Inbox.md → entity:ada-okafor as mentions");
 
     // A proposal the rules would refuse is refused now, not staged.
-    let owner = Author::owner();
+    let owner = journal::journal::graph::history::Origin::owner();
     let made = gate::make(
         &server.journal,
         &owner,

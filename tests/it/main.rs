@@ -9,6 +9,7 @@ mod cli;
 mod crash;
 mod grants;
 mod graph;
+mod graph_history;
 mod http;
 mod layers;
 mod note_writes;

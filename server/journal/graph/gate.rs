@@ -7,11 +7,13 @@
 //! connection it cannot see answers exactly as one that does not exist). Then the rules of
 //! `rules` decide, under the graph file's lock (`store::update`).
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::history::{self, HistoryError, NewEntry, Origin};
 use super::items::{Items, Viewer};
 use super::rules::{self, RuleError};
 use super::store::{self, Graph, StoreError};
@@ -153,6 +155,8 @@ pub enum GateError {
     Journal(#[from] JournalError),
     #[error("{0}")]
     Review(String),
+    #[error(transparent)]
+    History(#[from] HistoryError),
 }
 
 impl From<sqlx::Error> for GateError {
@@ -169,25 +173,158 @@ pub struct Made {
     pub removed: bool,
 }
 
-/// Makes a change now as `author`, seen by `viewer`.
+/// Makes a change now as `viewer` (the owner, or an agent as its grant sees the graph), recorded in
+/// the history as from `origin`.
 pub async fn make(
     journal: &Arc<Journal>,
-    author: &Author,
+    origin: &Origin,
     viewer: &Viewer,
     change: &Change,
 ) -> Result<Made, GateError> {
     let graph = load(journal).await?;
     check_reach(journal, viewer, change, &graph).await?;
-    let root = journal.root().to_path_buf();
     let removed = matches!(change, Change::Disconnect { .. });
-    let (author, change) = (author.clone(), change.clone());
-    let connection = blocking(move || {
-        store::update(&root, |graph| {
-            change.apply(graph, &author, &super::now()).map_err(GateError::from)
-        })
+    let (author, change) = (viewer.author(), change.clone());
+    let tool = change.tool();
+    let (connection, _) = commit(journal, origin.clone(), author.clone(), tool, None, move |graph| {
+        let before = change.id().and_then(|id| graph.get(id).cloned());
+        let made = change.apply(graph, &author, &super::now())?;
+        Ok((made, before))
     })
     .await?;
+    if let Err(error) = history::prune(&journal.db, crate::clock::unix_now()).await {
+        tracing::warn!(%error, "the graph's history could not be pruned; it is tried again with the next change");
+    }
     Ok(Made { connection, removed })
+}
+
+/// Undoes the change `id` of the graph's history, as the owner: puts its connection back as it was
+/// before the change, while the connection is still as the change left it (anything made since
+/// would be lost otherwise; the refusal says so). The undo is kept in the history too, so it can be
+/// undone in turn. Answers the undo's own entry.
+pub async fn revert(journal: &Arc<Journal>, id: i64) -> Result<history::Entry, GateError> {
+    let Some(entry) = history::get(&journal.db, id).await? else {
+        return Err(GateError::Review(format!(
+            "the graph's history has no change {id}; `journal graph history` lists them"
+        )));
+    };
+    let connection = entry.connection.clone();
+    let undone = entry.clone();
+    let made = commit(
+        journal,
+        Origin::owner(),
+        Author::owner(),
+        "revert",
+        Some(id),
+        move |graph| {
+            if !history::unchanged_since(graph, &undone) {
+                return Err(GateError::Review(format!(
+                    "connection {} changed after change {}; undo the later changes first, or change it yourself \
+                 (`journal graph ...`)",
+                    undone.connection, undone.id
+                )));
+            }
+            let before = graph.get(&undone.connection).cloned();
+            graph.put(&undone.connection, undone.before.clone());
+            let shown = undone.before.clone().or(before.clone());
+            let shown = shown.ok_or_else(|| GateError::Review(format!("change {} changed nothing", undone.id)))?;
+            Ok((shown, before))
+        },
+    )
+    .await?;
+    let entry = match made.1 {
+        Some(undo) => history::get(&journal.db, undo).await?,
+        None => None,
+    };
+    entry.ok_or_else(|| GateError::Review(format!("change {id} of {connection} changed nothing to undo")))
+}
+
+/// Makes a change under the graph's lock, with its entry in the history: undoes what a dead writer
+/// left unfinished, lets `change` change the graph (it answers the connection to answer with and
+/// the connection's state before), records the entry (refused past the agent's budget, or when its
+/// proposal was decided meanwhile), writes the file, and marks the entry done, all under the lock.
+/// A change that failed before the file was written is forgotten; one that failed after is left
+/// unfinished, for the next writer to undo (it was not acknowledged). Answers the connection and
+/// the entry's id (None: the change changed nothing and is not in the history).
+async fn commit(
+    journal: &Arc<Journal>,
+    origin: Origin,
+    actor: Author,
+    tool: &'static str,
+    reverted: Option<i64>,
+    change: impl FnOnce(&mut Graph) -> Result<(Connection, Option<Connection>), GateError> + Send + 'static,
+) -> Result<(Connection, Option<i64>), GateError> {
+    let root = journal.root().to_path_buf();
+    let pool = journal.db.clone();
+    let budget = journal.notes.history_budget();
+    let handle = tokio::runtime::Handle::current();
+    blocking(move || {
+        let recorded = Cell::new(None);
+        let written = Cell::new(false);
+        let made = store::update_then(
+            &root,
+            store::LOCK_WAIT,
+            |graph| {
+                handle.block_on(history::recover(&pool, graph))?;
+                let (made, before) = change(graph)?;
+                let after = graph.get(&made.id);
+                // A proposal is decided with its entry, even when it changes nothing now.
+                if after != before.as_ref() || origin.proposal_id.is_some() {
+                    let entry = NewEntry {
+                        actor: &actor,
+                        origin: &origin,
+                        tool,
+                        reverted,
+                        connection: &made.id,
+                        before: before.as_ref(),
+                        after,
+                    };
+                    recorded.set(Some(handle.block_on(history::record(&pool, &entry, budget))?));
+                }
+                Ok(made)
+            },
+            |_| {
+                written.set(true);
+                match recorded.get() {
+                    Some(id) => Ok(handle.block_on(history::finish(&pool, id, origin.proposal_id))?),
+                    None => Ok(()),
+                }
+            },
+        );
+        if made.is_err()
+            && !written.get()
+            && let Some(id) = recorded.get()
+            && let Err(error) = handle.block_on(history::forget(&pool, id))
+        {
+            tracing::warn!(%error, id, "a graph change that was not made stays recorded until the next change");
+        }
+        made.map(|made| (made, recorded.get()))
+    })
+    .await
+}
+
+/// At open: undoes what a graph writer that died left unfinished (its entry, its temporary file),
+/// unless a live writer holds the graph now (then it, or the next, does).
+pub async fn recover_at_open(journal: &Journal) -> Result<(), GateError> {
+    if !store::path(journal.root()).exists() && !history::any_unfinished(&journal.db).await? {
+        return Ok(());
+    }
+    let root = journal.root().to_path_buf();
+    let pool = journal.db.clone();
+    let handle = tokio::runtime::Handle::current();
+    let recovered = blocking(move || {
+        store::update_then(
+            &root,
+            std::time::Duration::ZERO,
+            |graph| Ok::<_, GateError>(handle.block_on(history::recover(&pool, graph))?),
+            |_| Ok(()),
+        )
+    })
+    .await;
+    match recovered {
+        Err(GateError::Store(StoreError::Busy)) => Ok(()),
+        other => other.map(|_| ()),
+    }
 }
 
 /// Stages a change as a proposal of the connection `connection_id` (labelled `label`): checked now
@@ -241,14 +378,21 @@ pub async fn accept(journal: &Arc<Journal>, proposal: &Proposal, viewer: Option<
     })?;
     let change: Change = serde_json::from_str(&proposal.change)
         .map_err(|e| GateError::Review(format!("proposal {} cannot be read: {e}", proposal.id)))?;
-    let made = make(journal, &viewer.author(), &viewer, &change).await?;
-    if !proposals::decide(&journal.db, proposal.id, Status::Accepted, "", None).await? {
-        return Err(GateError::Review(format!(
-            "proposal {} was decided meanwhile",
-            proposal.id
-        )));
-    }
-    Ok(made)
+    let origin = Origin {
+        connection_id: Some(proposal.connection_id.clone()),
+        label: proposal.label.clone(),
+        proposal_id: Some(proposal.id),
+    };
+    // Decided in one transaction with the change's entry, under the graph's lock: a crash leaves it
+    // made and accepted, or neither, and a second accept (here or in another process) is refused.
+    make(journal, &origin, &viewer, &change)
+        .await
+        .map_err(|error| match error {
+            GateError::History(HistoryError::Decided(id)) => {
+                GateError::Review(format!("proposal {id} was decided meanwhile"))
+            }
+            other => other,
+        })
 }
 
 /// The graph as it is now.

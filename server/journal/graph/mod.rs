@@ -9,6 +9,7 @@
 //! connections it sees, is decided in one place (`items`).
 
 pub mod gate;
+pub mod history;
 pub mod items;
 pub mod rules;
 pub mod store;

@@ -21,7 +21,7 @@ pub const FILE: &str = "graph.jsonl";
 /// The lock beside it.
 const LOCK: &str = "graph.lock";
 /// How long a change waits for another process's change before giving up.
-const LOCK_WAIT: Duration = Duration::from_secs(5);
+pub const LOCK_WAIT: Duration = Duration::from_secs(5);
 /// The most connections the graph holds; beyond it, new ones are refused.
 pub const MAX_CONNECTIONS: usize = 100_000;
 /// The most connections one agent may have made: no agent fills the graph for the others.
@@ -171,6 +171,18 @@ impl Graph {
         }
     }
 
+    /// Makes the connection `id` what `state` is: replaced where it is, added at the end, or (None)
+    /// removed. How the history puts a connection back as it was.
+    pub fn put(&mut self, id: &str, state: Option<Connection>) {
+        match (state, self.get_mut(id)) {
+            (Some(state), Some(now)) => *now = state,
+            (Some(state), None) => self.push(state),
+            (None, _) => {
+                self.remove(id);
+            }
+        }
+    }
+
     /// Renames an item wherever a connection names it (a note that moved).
     pub fn rename_item(&mut self, from: &str, to: &str) -> usize {
         let mut renamed = 0;
@@ -209,19 +221,47 @@ pub fn load(root: &Path) -> Result<Graph, StoreError> {
 /// Changes the graph: reads it under the lock, lets `change` change it, and writes it back when
 /// `change` answers `Ok` (nothing is written otherwise). Blocking: call it off the async threads.
 pub fn update<T, E: From<StoreError>>(root: &Path, change: impl FnOnce(&mut Graph) -> Result<T, E>) -> Result<T, E> {
-    let _lock = fsio::Lock::take(&root.join(LOCK), LOCK_WAIT).map_err(|e| match e {
+    update_then(root, LOCK_WAIT, change, |_| Ok(()))
+}
+
+/// `update`, then `written` once the file is written (or left as it was), still under the lock:
+/// the history marks a change done there, so that no other process sees it recorded and not done
+/// while its writer lives. Waits `wait` for the lock.
+pub fn update_then<T, E: From<StoreError>>(
+    root: &Path,
+    wait: Duration,
+    change: impl FnOnce(&mut Graph) -> Result<T, E>,
+    written: impl FnOnce(&T) -> Result<(), E>,
+) -> Result<T, E> {
+    let _lock = fsio::Lock::take(&root.join(LOCK), wait).map_err(|e| match e {
         fsio::LockError::Busy => StoreError::Busy,
         fsio::LockError::Io(e) => StoreError::Io(e),
     })?;
-    (|| {
-        let mut graph = load(root)?;
-        let before = graph.clone();
-        let answer = change(&mut graph)?;
-        if graph != before {
-            fsio::write_atomic(&path(root), graph.to_text().as_bytes()).map_err(StoreError::Io)?;
+    remove_stale_temps(root);
+    let mut graph = load(root)?;
+    let before = graph.clone();
+    let answer = change(&mut graph)?;
+    if graph != before {
+        fsio::write_atomic(&path(root), graph.to_text().as_bytes()).map_err(StoreError::Io)?;
+    }
+    written(&answer)?;
+    Ok(answer)
+}
+
+/// Removes the temporary files (`.graph.jsonl.<random>.tmp`) a writer killed before its rename
+/// left. Called under the lock, when no live writer has one.
+fn remove_stale_temps(root: &Path) {
+    let Ok(entries) = fs::read_dir(root) else { return };
+    let prefix = format!(".{FILE}.");
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if name
+            .to_str()
+            .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".tmp"))
+        {
+            let _ = fs::remove_file(entry.path());
         }
-        Ok(answer)
-    })()
+    }
 }
 
 #[cfg(test)]
@@ -251,6 +291,18 @@ mod tests {
 
     fn line(id: &str, from: &str, to: &str) -> String {
         format!(r#"{{"id":"{id}","from":"{from}","to":"{to}","created_at":"2026-12-04T18:00:00Z"}}"#)
+    }
+
+    #[test]
+    fn a_writers_temporary_file_left_by_a_kill_goes_with_the_next_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let stale = dir.path().join(".graph.jsonl.0123456789ab.tmp");
+        let other = dir.path().join(".journal.toml.0123456789ab.tmp");
+        fs::write(&stale, "half a graph").unwrap();
+        fs::write(&other, "not the graph's").unwrap();
+        update(dir.path(), |_| Ok::<_, StoreError>(())).unwrap();
+        assert!(!stale.exists());
+        assert!(other.exists());
     }
 
     #[test]

@@ -739,6 +739,9 @@ async fn prune(journal: &Arc<Journal>) {
     if let Err(error) = history::prune(&journal.db, now).await {
         tracing::warn!(%error, "the notes' history could not be pruned; it is tried again with the next change");
     }
+    if let Err(error) = crate::journal::graph::history::prune(&journal.db, now).await {
+        tracing::warn!(%error, "the graph's history could not be pruned; it is tried again with the next change");
+    }
     if let Err(error) = proposals::prune(&journal.db, now).await {
         tracing::warn!(%error, "old decided proposals could not be forgotten; it is tried again with the next change");
     }

@@ -174,19 +174,26 @@ pub async fn record(
     if let Some(connection_id) = connection_id {
         // What this change adds was counted against the connection's own earlier versions only, so
         // the sum below (which includes it) is what the connection keeps with it.
-        let kept: i64 = sqlx::query_scalar(
-            "SELECT coalesce(sum(v.charged), 0) FROM note_versions v JOIN note_changes c ON c.id = v.change_id
-             WHERE c.connection_id = ?",
-        )
-        .bind(connection_id)
-        .fetch_one(&mut *tx)
-        .await?;
+        let kept = kept_by(&mut tx, connection_id).await?;
         if adding > 0 && kept > budget {
             return Err(RecordError::Full { limit: budget });
         }
     }
     tx.commit().await?;
     Ok(change_id)
+}
+
+/// The bytes an agent connection's history keeps against its budget: what its notes' versions were
+/// charged, and the graph's changes it made (`graph::history`), which count the same way.
+pub async fn kept_by(conn: &mut sqlx::SqliteConnection, connection_id: &str) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT (SELECT coalesce(sum(v.charged), 0) FROM note_versions v JOIN note_changes c ON c.id = v.change_id
+                 WHERE c.connection_id = ?1)
+              + (SELECT coalesce(sum(size), 0) FROM graph_changes WHERE connection_id = ?1)",
+    )
+    .bind(connection_id)
+    .fetch_one(conn)
+    .await
 }
 
 /// Marks a change whose files are all written as done (in the caller's transaction, which for an

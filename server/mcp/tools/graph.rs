@@ -12,10 +12,12 @@ use super::args::ItemArg;
 use super::{ToolContext, ToolError, ToolOutput};
 use crate::auth::WriteMode;
 use crate::journal::graph::gate::{self, Change, GateError};
+use crate::journal::graph::history::{HistoryError, Origin};
 use crate::journal::graph::items::{Item, Items, Viewer};
 use crate::journal::graph::rules::RuleError;
 use crate::journal::graph::store::Graph;
 use crate::journal::graph::{Author, Connection};
+use crate::journal::notes::history::RecordError;
 use crate::journal::notes::proposals::StoreError;
 
 /// An item in a result.
@@ -154,9 +156,14 @@ pub async fn write(context: &ToolContext<'_>, arguments: Value, change: Change) 
     let viewer = context.viewer();
     let output = match context.connection.grant.write_mode {
         WriteMode::Force => {
-            let made = gate::make(context.journal, &context.author(), &viewer, &change)
-                .await
-                .map_err(refusal)?;
+            let made = gate::make(
+                context.journal,
+                &Origin::agent(&context.connection.id, &context.connection.label),
+                &viewer,
+                &change,
+            )
+            .await
+            .map_err(refusal)?;
             let mut items = Items::new(context.journal, &viewer);
             let status = match change {
                 Change::Connect { .. } => "connected",
@@ -221,6 +228,9 @@ pub fn refusal(error: GateError) -> ToolError {
             ToolError::Refused(error.to_string())
         }
         GateError::Store(error @ crate::journal::graph::store::StoreError::Busy) => {
+            ToolError::Refused(error.to_string())
+        }
+        GateError::History(error @ (HistoryError::Record(RecordError::Full { .. }) | HistoryError::Decided(_))) => {
             ToolError::Refused(error.to_string())
         }
         other => ToolError::Failed(other.to_string()),
