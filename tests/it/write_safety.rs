@@ -526,6 +526,49 @@ async fn no_note_takes_a_name_another_has_in_another_case() {
     assert!(other.contains("[[PLAN]]") || other.contains("[[Plan]]"), "{other}");
 }
 
+/// A note the owner moved away by hand leaves its connections naming its old path; an agent that
+/// creates (or moves) a note there does not adopt them, with the owner's note on them.
+#[tokio::test]
+async fn no_agent_adopts_the_connections_of_a_note_moved_away() {
+    use journal::journal::graph::{gate, history::Origin, items::Viewer, store};
+    let server = TestServer::start().await;
+    let notes = server.root().join("notes");
+    std::fs::write(notes.join("Plan.md"), "# Plan\n").unwrap();
+    server.journal.sync().await.unwrap();
+    let made = gate::make(
+        &server.journal,
+        &Origin::owner(),
+        &Viewer::Owner,
+        &gate::Change::Connect {
+            from: "note:Plan.md".into(),
+            to: "entity:ada-okafor".into(),
+            kind: Some("about".into()),
+        },
+    )
+    .await
+    .unwrap();
+    std::fs::create_dir_all(notes.join("Archive")).unwrap();
+    std::fs::rename(notes.join("Plan.md"), notes.join("Archive/Plan.md")).unwrap();
+    server.journal.sync().await.unwrap();
+
+    let (client, _) = server.writer("force", WriteMode::Force).await;
+    let refused = client
+        .refused("note_create", json!({"path": "Plan.md", "content": "# Mine now\n"}))
+        .await;
+    assert!(refused.contains("no note can be created at \"Plan.md\""), "{refused}");
+    client
+        .ok("note_create", json!({"path": "Other.md", "content": "# Other\n"}))
+        .await;
+    let refused = client
+        .refused("note_move", json!({"from": "Other.md", "to": "Plan.md"}))
+        .await;
+    assert!(refused.contains("no note can be created"), "{refused}");
+    assert!(!notes.join("Plan.md").exists());
+    assert!(notes.join("Other.md").exists());
+    let graph = store::load(server.root()).unwrap();
+    assert_eq!(graph.get(&made.connection.id).unwrap().from, "note:Plan.md");
+}
+
 /// What an agent wrote reaches the owner's terminal as visible text: no escape sequence it sent
 /// can erase a line of the review, retitle the window or reorder what is shown.
 #[tokio::test]

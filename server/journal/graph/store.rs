@@ -248,6 +248,25 @@ pub fn update_then<T, E: From<StoreError>>(
     Ok(answer)
 }
 
+/// The first of `items` some connection names, if any. Reads the file without the lock (it is
+/// only ever replaced whole), and parses it only when one of the items' keys appears in it.
+pub fn names_any(root: &Path, items: &[String]) -> Result<Option<String>, StoreError> {
+    let text = match fs::read_to_string(path(root)) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(StoreError::Io(e)),
+    };
+    let appears = |item: &String| serde_json::to_string(item).is_ok_and(|quoted| text.contains(&quoted));
+    if !items.iter().any(appears) {
+        return Ok(None);
+    }
+    let graph = Graph::parse(&text);
+    Ok(items
+        .iter()
+        .find(|item| graph.connections().any(|c| c.touches(item)))
+        .cloned())
+}
+
 /// Removes the temporary files (`.graph.jsonl.<random>.tmp`) a writer killed before its rename
 /// left. Called under the lock, when no live writer has one.
 fn remove_stale_temps(root: &Path) {

@@ -582,7 +582,35 @@ async fn plan(
     let walls = journal.notes.walls().clone();
     let set = journal.notes.set();
     let (reader, path, change) = (request.reader.clone(), request.path.clone(), request.change.clone());
-    blocking(move || write::plan_all(&walls, &set, &reader, &path, &change, expected_hash.as_deref())).await
+    let root = journal.root().to_path_buf();
+    blocking(move || {
+        let plans = write::plan_all(&walls, &set, &reader, &path, &change, expected_hash.as_deref())?;
+        check_no_orphans(&root, &plans)?;
+        Ok(plans)
+    })
+    .await
+}
+
+/// A note an agent puts at a new path (created, or moved there) may not take the graph's
+/// connections that name that path: with no note there, they are the owner's, left by a note moved
+/// or deleted by hand (or by an agent, with its undo in the trash), and a new note would adopt
+/// them, the owner's notes on them and their other ends with them. Such a path answers as any path
+/// no note can be created at; the owner sees those connections marked missing in `journal graph list`.
+fn check_no_orphans(journal_root: &std::path::Path, plans: &[Plan]) -> Result<(), WriteError> {
+    let arriving: Vec<&Plan> = plans
+        .iter()
+        .filter(|p| (p.after.is_some() && p.original().is_none()) || p.original_path() != p.path)
+        .collect();
+    if arriving.is_empty() {
+        return Ok(());
+    }
+    let keys: Vec<String> = arriving.iter().map(|p| format!("note:{}", p.path)).collect();
+    let named =
+        crate::journal::graph::store::names_any(journal_root, &keys).map_err(|e| WriteError::Io(e.to_string()))?;
+    match named {
+        Some(key) => Err(WriteError::NotCreatable(key.trim_start_matches("note:").to_string())),
+        None => Ok(()),
+    }
 }
 
 /// Whether any note the plans change, at its old path or its new one, instructs agents.
