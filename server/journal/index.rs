@@ -151,7 +151,13 @@ impl SearchIndex {
     /// A writer for one batch of changes. Only one process may hold it at a time; another caller
     /// gets `LockBusy` and should leave the work to the holder.
     pub fn writer(&self) -> tantivy::Result<IndexWriter> {
-        self.index.writer_with_num_threads(1, 64_000_000)
+        let writer = self.index.writer_with_num_threads(1, 64_000_000)?;
+        // A process killed between writing a commit's files and its meta.json leaves files no
+        // commit names, among them `<segment>.<opstamp>.del` for the very opstamp the next commit
+        // takes: that commit would fail (FileAlreadyExists) and the journal would not open. They are
+        // removed before this writer commits (tantivy knows its own files: `.managed.json`).
+        writer.garbage_collect_files().wait()?;
+        Ok(writer)
     }
 
     /// Adds a document; call `remove` for its file first when replacing.
@@ -513,6 +519,41 @@ mod tests {
             body: body.into(),
             ..IndexDoc::default()
         }
+    }
+
+    #[test]
+    fn a_commit_a_killed_process_left_without_its_meta_does_not_stop_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let (index, _) = SearchIndex::open(dir.path()).unwrap();
+        let writer = index.writer().unwrap();
+        for file in ["a", "b"] {
+            index
+                .put(&writer, &item(file, "transcripts", 20_261_101, &[], "lease"))
+                .unwrap();
+        }
+        index.commit(writer).unwrap();
+        let meta = std::fs::read(dir.path().join("meta.json")).unwrap();
+        // A commit with a delete, whose meta.json is then taken back: what a process killed after
+        // writing its files and before its meta leaves (the `.del` file, named for the opstamp).
+        let writer = index.writer().unwrap();
+        index.remove(&writer, "a");
+        index.commit(writer).unwrap();
+        let orphans = |dir: &Path| {
+            std::fs::read_dir(dir)
+                .unwrap()
+                .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".del"))
+                .count()
+        };
+        assert_eq!(orphans(dir.path()), 1);
+        std::fs::write(dir.path().join("meta.json"), &meta).unwrap();
+        drop(index);
+
+        let (index, _) = SearchIndex::open(dir.path()).unwrap();
+        assert_eq!(index.len(), 2);
+        let writer = index.writer().unwrap();
+        index.remove(&writer, "a");
+        index.commit(writer).unwrap();
+        assert_eq!(index.len(), 1);
     }
 
     #[test]
