@@ -13,7 +13,7 @@ use serde_json::json;
 use crate::harness::Client;
 
 /// Starts `journal serve` on an ephemeral port; answers the child and its MCP URL.
-fn serve(dir: &std::path::Path) -> (Child, String) {
+pub(crate) fn serve(dir: &std::path::Path) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_journal"))
         .arg("--journal")
         .arg(dir)
@@ -360,7 +360,7 @@ async fn acknowledged_note_writes_survive_sigkill() {
 }
 
 /// A key named `label` that may change notes at once, in a new journal at `root`.
-async fn notes_writer(root: &std::path::Path, label: &str) -> String {
+pub(crate) async fn notes_writer(root: &std::path::Path, label: &str) -> String {
     let opened = journal::journal::Journal::open(root).await.unwrap();
     let (connection, key) = journal::auth::connections::create_key(&opened.db, label).await.unwrap();
     let notes = [journal::auth::Category::Notes].into_iter().collect();

@@ -460,7 +460,7 @@ async fn what_an_agent_learns(client: &Client, path: &str, word: &str) -> Vec<St
     for (tool, arguments) in [
         (
             "note_write",
-            json!({"path": path, "content": "x", "expected_hash": "0".repeat(64)}),
+            json!({"path": path, "body": "x", "expected_hash": "0".repeat(64)}),
         ),
         (
             "note_edit_section",
@@ -468,10 +468,12 @@ async fn what_an_agent_learns(client: &Client, path: &str, word: &str) -> Vec<St
         ),
         (
             "note_set_properties",
-            json!({"path": path, "properties": {"status": "x"}, "expected_hash": "0".repeat(64)}),
+            json!({"path": path, "properties": {"status": "x"}}),
         ),
     ] {
         let refused = client.refused(tool, arguments).await;
+        // Refused for the note, not for the call's shape (which would answer alike for anything).
+        assert!(!refused.starts_with("invalid arguments"), "{tool}: {refused}");
         seen.push(format!("{tool}: {}", refused.replace(path, "<path>")));
     }
     seen

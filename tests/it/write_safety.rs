@@ -1014,3 +1014,102 @@ async fn a_write_is_audited_before_it_changes_anything() {
     assert_eq!(result["isError"], false, "{result}");
     assert_eq!(outcome().await.unwrap(), ("served".to_string(), String::new()));
 }
+
+/// Two server processes on one journal and the owner's editor on one note: an agent's write that
+/// names no hash is planned again over the owner's edit (which stays); one that names the hash it
+/// read before the owner's edit is refused with the note's current hash, changing nothing; of two
+/// processes' writes with one hash, one is made; and concurrent appends from both processes all land.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_owners_edit_and_two_processes_writes_lose_nothing() {
+    use sha2::Digest;
+    let hash = |text: &str| -> String {
+        sha2::Sha256::digest(text.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("journal");
+    let key = crate::crash::notes_writer(&root, "writer").await;
+    let note = root.join("notes/Shared.md");
+    std::fs::write(&note, "# Shared\n").unwrap();
+    let (mut one, one_url) = crate::crash::serve(&root);
+    let (mut two, two_url) = crate::crash::serve(&root);
+    let a = Client::connected(&one_url, &key).await;
+    let b = Client::connected(&two_url, &key).await;
+
+    // Each server syncs the notes once it listens; bounded: 200 waits of 25 ms.
+    for client in [&a, &b] {
+        for _ in 0..200 {
+            if client.call("note_read", json!({"path": "Shared.md"})).await["isError"] == false {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+    }
+    let read = a.ok("note_read", json!({"path": "Shared.md"})).await;
+    let seen = read["hash"].as_str().unwrap().to_string();
+    // The owner saves in an editor (no lock: editors know none).
+    std::fs::write(&note, "# Shared\nthe owner's line\n").unwrap();
+    let stale = a
+        .refused(
+            "note_write",
+            json!({"path": "Shared.md", "body": "# Shared\nfrom a\n", "expected_hash": seen}),
+        )
+        .await;
+    assert!(stale.starts_with("conflict:"), "{stale}");
+    assert!(stale.contains(&hash("# Shared\nthe owner's line\n")), "{stale}");
+    assert_eq!(std::fs::read_to_string(&note).unwrap(), "# Shared\nthe owner's line\n");
+    b.ok("note_append", json!({"path": "Shared.md", "text": "from b"}))
+        .await;
+    assert_eq!(
+        std::fs::read_to_string(&note).unwrap(),
+        "# Shared\nthe owner's line\nfrom b"
+    );
+
+    // One hash, two processes: one write is made, the other is a conflict.
+    for round in 0..6 {
+        let text = std::fs::read_to_string(&note).unwrap();
+        let write = |who: &str| json!({"path": "Shared.md", "body": format!("{text}\n{who} {round}"), "expected_hash": hash(&text)});
+        let (x, y) = tokio::join!(a.call("note_write", write("a")), b.call("note_write", write("b")));
+        let made = [&x, &y].iter().filter(|r| r["isError"] == false).count();
+        assert_eq!(made, 1, "round {round}: {x} {y}");
+        let loser = if x["isError"] == true { &x } else { &y };
+        assert!(
+            loser["content"][0]["text"].as_str().unwrap().starts_with("conflict:"),
+            "{loser}"
+        );
+    }
+    // Without a hash, every append of both processes lands.
+    for round in 0..8 {
+        let (x, y) = tokio::join!(
+            a.call(
+                "note_append",
+                json!({"path": "Shared.md", "text": format!("- a {round}")})
+            ),
+            b.call(
+                "note_append",
+                json!({"path": "Shared.md", "text": format!("- b {round}")})
+            ),
+        );
+        assert_eq!(
+            (x["isError"].clone(), y["isError"].clone()),
+            (json!(false), json!(false)),
+            "{x} {y}"
+        );
+    }
+    let text = std::fs::read_to_string(&note).unwrap();
+    assert!(text.starts_with("# Shared\nthe owner's line\nfrom b\n"), "{text}");
+    for round in 0..8 {
+        for who in ["a", "b"] {
+            assert!(
+                text.lines().any(|l| l == format!("- {who} {round}")),
+                "- {who} {round} lost:\n{text}"
+            );
+        }
+    }
+    for child in [&mut one, &mut two] {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}
