@@ -211,16 +211,23 @@ pub struct HttpsFetcher {
 }
 
 impl HttpsFetcher {
+    /// The fetcher the server uses: it trusts the public web's certificate authorities.
     pub fn new() -> HttpsFetcher {
+        HttpsFetcher::with_roots(rustls::RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+        })
+    }
+
+    /// The same fetcher, with every guard, trusting only `roots`. For tests, which serve documents
+    /// from a local https server under a certificate authority of their own (tests/it/fetcher.rs).
+    pub fn with_roots(roots: rustls::RootCertStore) -> HttpsFetcher {
         let mut http = HttpConnector::new_with_resolver(PublicResolver);
         http.enforce_http(false);
         http.set_connect_timeout(Some(FETCH_DEADLINE));
         let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_safe_default_protocol_versions()
             .expect("the ring provider supports the default protocol versions")
-            .with_root_certificates(rustls::RootCertStore {
-                roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-            })
+            .with_root_certificates(roots)
             .with_no_client_auth();
         let https = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
@@ -267,7 +274,13 @@ impl Fetcher for HttpsFetcher {
                 let body = Limited::new(response.into_body(), MAX_DOCUMENT_BYTES)
                     .collect()
                     .await
-                    .map_err(|_| format!("it is larger than {MAX_DOCUMENT_BYTES} bytes"))?
+                    .map_err(|e| {
+                        if e.is::<http_body_util::LengthLimitError>() {
+                            format!("it is larger than {MAX_DOCUMENT_BYTES} bytes")
+                        } else {
+                            format!("its body could not be read: {}", causes(&*e))
+                        }
+                    })?
                     .to_bytes();
                 Ok(Fetched {
                     body: body.to_vec(),

@@ -7,6 +7,7 @@ mod app;
 mod app_pages;
 mod cli;
 mod crash;
+mod fetcher;
 mod grants;
 mod graph;
 mod graph_history;
