@@ -16,6 +16,7 @@ use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Score, 
 
 mod phrase;
 mod ranked;
+mod reach;
 mod snippet;
 
 use ranked::{Filter, FilteredTop};
@@ -313,6 +314,12 @@ impl SearchIndex {
             None if words.trim().is_empty() => Lead::Filters,
             None => leader(searcher, &filters)?,
         };
+        // Scored by what the caller may reach: the notes hidden from it count for no word (`reach`).
+        let reach = if query.not_files.is_empty() {
+            None
+        } else {
+            Some(reach::Reach::new(searcher, f.file, &query.not_files)?).filter(reach::Reach::hides_any)
+        };
         let docs = if lead == Lead::Text {
             // The text leads and the filters are tested only on what could enter the top; so are
             // its phrases, the words of which are what leads (see `phrase`).
@@ -324,7 +331,10 @@ impl SearchIndex {
                 None => text_query.box_clone(),
             };
             let top = FilteredTop::new(searcher, wanted, &filters, query.note_filter.clone())?;
-            let mut docs = searcher.search(&*scored, &top)?;
+            let mut docs = match &reach {
+                Some(reach) => searcher.search_with_statistics_provider(&*scored, &top, reach)?,
+                None => searcher.search(&*scored, &top)?,
+            };
             docs.drain(..query.offset.min(docs.len()));
             docs
         } else {
@@ -348,12 +358,16 @@ impl SearchIndex {
             } else {
                 Box::new(BooleanQuery::new(clauses))
             };
-            match &query.note_filter {
-                None => searcher.search(&*combined, &top)?,
-                Some(NoteFilter(passes)) => {
+            match (&query.note_filter, &reach) {
+                (None, None) => searcher.search(&*combined, &top)?,
+                (None, Some(reach)) => searcher.search_with_statistics_provider(&*combined, &top, reach)?,
+                (Some(NoteFilter(passes)), reach) => {
                     let passes = Arc::clone(passes);
                     let filtered = FilterCollector::new("note".to_string(), move |key: u64| passes(key), top);
-                    searcher.search(&*combined, &filtered)?
+                    match reach {
+                        Some(reach) => searcher.search_with_statistics_provider(&*combined, &filtered, reach)?,
+                        None => searcher.search(&*combined, &filtered)?,
+                    }
                 }
             }
         };
@@ -518,6 +532,50 @@ mod tests {
             title: path.into(),
             body: body.into(),
             ..IndexDoc::default()
+        }
+    }
+
+    /// The scores of a search in an index holding notes hidden from the caller (by its overrides)
+    /// are those of the same search in an index without them: no word of a hidden note weighs on
+    /// the ranking.
+    #[test]
+    fn notes_hidden_from_the_caller_weigh_nothing_in_the_ranking() {
+        let scores = |with_hidden: bool, lead: Lead| {
+            let dir = tempfile::tempdir().unwrap();
+            let (index, _) = SearchIndex::open(dir.path()).unwrap();
+            let writer = index.writer().unwrap();
+            let note = |file: &str, body: &str| item(file, "notes", 20_261_101, &[], body);
+            index.put(&writer, &note("a.md", "alpha alpha beta")).unwrap();
+            index.put(&writer, &note("b.md", "alpha beta beta")).unwrap();
+            index
+                .put(&writer, &item("t", "transcripts", 20_261_101, &[], "beta alpha"))
+                .unwrap();
+            if with_hidden {
+                for n in 0..5 {
+                    index
+                        .put(&writer, &note(&format!("h{n}.md"), "beta beta beta gamma alpha"))
+                        .unwrap();
+                }
+            }
+            index.commit(writer).unwrap();
+            let query = SearchQuery {
+                text: "alpha beta".into(),
+                categories: super::super::CATEGORIES.iter().map(|c| c.to_string()).collect(),
+                limit: 10,
+                not_files: (0..5).map(|n| format!("h{n}.md")).collect(),
+                ..SearchQuery::default()
+            };
+            let searcher = index.reader.searcher();
+            let (_, docs) = index.ranked(&searcher, &query, Some(lead)).unwrap();
+            docs.iter().map(|(score, _)| *score).collect::<Vec<_>>()
+        };
+        for lead in [Lead::Text, Lead::Filters] {
+            let (without, with) = (scores(false, lead), scores(true, lead));
+            assert_eq!(without.len(), 3, "{lead:?}");
+            assert_eq!(with.len(), 3, "{lead:?}");
+            for (a, b) in without.iter().zip(&with) {
+                assert!((a - b).abs() < 1e-5, "{lead:?}: {without:?} against {with:?}");
+            }
         }
     }
 
