@@ -652,26 +652,30 @@ pub async fn exchange_code(
             "the authorization code was already used; the grant it issued is revoked",
         ));
     }
-    if row.get::<i64, _>(4) <= now {
-        return Err(OAuthError::invalid_grant(
-            "the authorization code expired; sign in again",
-        ));
-    }
-    if row.get::<String, _>(1) != client_id {
-        return Err(OAuthError::invalid_grant(
-            "the authorization code was issued to another client",
-        ));
-    }
-    // RFC 6749 4.1.3: identical to the authorization request's, port and all.
-    if row.get::<String, _>(2) != redirect_uri {
-        return Err(OAuthError::invalid_grant(
-            "redirect_uri differs from the one in the authorization request",
-        ));
-    }
-    if !pkce::verify(verifier, &row.get::<String, _>(3)) {
-        return Err(OAuthError::invalid_grant(
-            "code_verifier does not match the code_challenge",
-        ));
+    let refused = if row.get::<i64, _>(4) <= now {
+        Some("the authorization code expired; sign in again")
+    } else if row.get::<String, _>(1) != client_id {
+        Some("the authorization code was issued to another client")
+    } else if row.get::<String, _>(2) != redirect_uri {
+        // RFC 6749 4.1.3: identical to the authorization request's, port and all.
+        Some("redirect_uri differs from the one in the authorization request")
+    } else if !pkce::verify(verifier, &row.get::<String, _>(3)) {
+        Some("code_verifier does not match the code_challenge")
+    } else {
+        None
+    };
+    if let Some(why) = refused {
+        // The code is spent and was the connection's only way to a token: the connection the
+        // owner approved could never be used, so it goes rather than stay listed as connected.
+        sqlx::query(
+            "DELETE FROM connections WHERE id = ? AND NOT EXISTS (SELECT 1 FROM oauth_tokens WHERE connection_id = ?)",
+        )
+        .bind(&connection_id)
+        .bind(&connection_id)
+        .execute(pool)
+        .await?;
+        epoch::announce(pool);
+        return Err(OAuthError::invalid_grant(why));
     }
     let mut tx = crate::db::begin_write(pool).await?;
     let pair = issue_pair(&mut tx, &connection_id, now).await?;

@@ -1007,6 +1007,77 @@ async fn code_exchange_refusals() {
     assert_eq!(grants, 0, "a reused code revokes what it issued");
 }
 
+/// A code lives five minutes and a consent page ten: each is refused the second it ends, not before.
+#[tokio::test]
+async fn codes_and_consent_pages_expire() {
+    let server = TestServer::start().await;
+    let db = &server.journal.db;
+    let pairing = open_sign_in(&server).await;
+    let client_id = register_client(&server).await;
+
+    // A code issued now ends CODE_SECONDS later.
+    let (verifier, challenge) = pkce();
+    let before = journal::clock::unix_now();
+    let code = approved_code(&server, &client_id, &challenge, &pairing, &["transcripts"]).await;
+    let ends: i64 = sqlx::query_scalar("SELECT expires_at FROM oauth_codes")
+        .fetch_one(db)
+        .await
+        .unwrap();
+    assert!(
+        (before + journal::oauth::CODE_SECONDS..=journal::clock::unix_now() + journal::oauth::CODE_SECONDS)
+            .contains(&ends),
+        "{ends}"
+    );
+    // Its last second has passed: refused, and no grant is made.
+    sqlx::query("UPDATE oauth_codes SET expires_at = ?")
+        .bind(journal::clock::unix_now())
+        .execute(db)
+        .await
+        .unwrap();
+    let reply = exchange(&server, &code, &client_id, &verifier).await;
+    assert_eq!(reply.json()["error"], "invalid_grant");
+    let grants: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_grants")
+        .fetch_one(db)
+        .await
+        .unwrap();
+    assert_eq!(
+        grants, 0,
+        "the connection its code was for could never be used, and is gone"
+    );
+
+    // A consent page answered after its ten minutes: the owner is told to start again, no code.
+    let pairing = open_sign_in(&server).await;
+    let (_, challenge) = pkce();
+    let (pending, csrf) = consent_form(&server, &client_id, &challenge).await;
+    let ends: i64 = sqlx::query_scalar("SELECT expires_at - created_at FROM oauth_pending")
+        .fetch_one(db)
+        .await
+        .unwrap();
+    assert_eq!(ends, journal::oauth::PENDING_SECONDS);
+    sqlx::query("UPDATE oauth_pending SET expires_at = ?")
+        .bind(journal::clock::unix_now())
+        .execute(db)
+        .await
+        .unwrap();
+    let fields = [
+        ("pending", pending.as_str()),
+        ("csrf", csrf.as_str()),
+        ("pairing_code", pairing.as_str()),
+        ("scope", "journal"),
+        ("decision", "approve"),
+        ("category", "transcripts"),
+    ];
+    let reply = consent(&server, &fields).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    let page = String::from_utf8(reply.body.to_vec()).unwrap();
+    assert!(page.contains("This sign-in is no longer waiting"), "{page}");
+    // The first code went with its unusable connection; the expired page made neither.
+    for count in ["SELECT count(*) FROM oauth_codes", "SELECT count(*) FROM oauth_grants"] {
+        let found: i64 = sqlx::query_scalar(count).fetch_one(db).await.unwrap();
+        assert_eq!(found, 0, "{count}");
+    }
+}
+
 #[tokio::test]
 async fn a_reused_code_revokes_the_tokens_it_issued() {
     let server = TestServer::start().await;
