@@ -6,7 +6,9 @@
 //! Plain functions over a `Graph` (`store::update` runs them under the file's lock). Which items
 //! an author may reach is checked before, where the items are.
 
-use super::store::{Graph, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_AGENT, MAX_CONNECTIONS_PER_PAIR};
+use super::store::{
+    Graph, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_AGENT, MAX_CONNECTIONS_PER_PAIR, MAX_NOTE_BYTES_PER_AGENT,
+};
 use super::{Author, AuthorNote, Connection, check_item, check_note, check_type, new_id};
 
 /// Why a change was refused. Nothing changed.
@@ -146,6 +148,25 @@ pub fn write_note(
     if !text.trim().is_empty() {
         check_note(text).map_err(RuleError::Invalid)?;
     }
+    if graph.get(id).is_none() {
+        return Err(RuleError::NotFound(id.to_string()));
+    }
+    if !author.is_owner() && !text.trim().is_empty() {
+        let kept: usize = graph
+            .connections()
+            .filter(|c| c.id != id)
+            .flat_map(|c| &c.notes)
+            .filter(|note| note.author == *author)
+            .map(|note| note.text.len())
+            .sum();
+        if kept + text.len() > MAX_NOTE_BYTES_PER_AGENT {
+            return Err(RuleError::Invalid(format!(
+                "your notes on connections would hold more than {} MiB, the most one agent may; shorten or remove \
+                 some of yours first (an empty text removes one)",
+                MAX_NOTE_BYTES_PER_AGENT / (1024 * 1024)
+            )));
+        }
+    }
     let connection = graph.get_mut(id).ok_or_else(|| RuleError::NotFound(id.to_string()))?;
     connection.notes.retain(|note| note.author != *author);
     if !text.trim().is_empty() {
@@ -206,6 +227,32 @@ mod tests {
             ));
         }
         assert_eq!(graph.len(), 2);
+    }
+
+    #[test]
+    fn one_agent_keeps_only_so_many_bytes_of_notes() {
+        let mut graph = Graph::default();
+        let long = "n".repeat(4000);
+        let count = MAX_NOTE_BYTES_PER_AGENT / 4000;
+        let mut ids = Vec::new();
+        for n in 0..=count {
+            let to = format!("note:t{n}.md");
+            let made = connect(&mut graph, &agent("a"), "note:x.md", &to, None, NOW).unwrap();
+            ids.push(made.id);
+        }
+        for id in &ids[..count] {
+            write_note(&mut graph, &agent("a"), id, &long, NOW).unwrap();
+        }
+        let refused = write_note(&mut graph, &agent("a"), &ids[count], &long, NOW).unwrap_err();
+        assert!(refused.to_string().contains("the most one agent may"), "{refused}");
+        assert!(graph.get(&ids[count]).unwrap().notes.is_empty());
+        // Rewriting one of its own notes counts it once; another author, and the owner, are not held.
+        write_note(&mut graph, &agent("a"), &ids[0], &long, NOW).unwrap();
+        write_note(&mut graph, &agent("b"), &ids[count], &long, NOW).unwrap();
+        write_note(&mut graph, &Author::owner(), &ids[count], &long, NOW).unwrap();
+        // Removing one frees room for another.
+        write_note(&mut graph, &agent("a"), &ids[0], "", NOW).unwrap();
+        write_note(&mut graph, &agent("a"), &ids[count], &long, NOW).unwrap();
     }
 
     #[test]

@@ -26,6 +26,10 @@ pub const LOCK_WAIT: Duration = Duration::from_secs(5);
 pub const MAX_CONNECTIONS: usize = 100_000;
 /// The most connections one agent may have made: no agent fills the graph for the others.
 pub const MAX_CONNECTIONS_PER_AGENT: usize = 10_000;
+/// The most bytes of notes one agent may keep on connections (about 500 notes of the longest kind,
+/// or thousands of sentences): with the connections' own cap, what one agent adds to the file every
+/// graph write rewrites stays a few megabytes.
+pub const MAX_NOTE_BYTES_PER_AGENT: usize = 2 * 1024 * 1024;
 /// The most connections between the same two items, one per type: distinct types do not make an
 /// endless number of them.
 pub const MAX_CONNECTIONS_PER_PAIR: usize = 16;
