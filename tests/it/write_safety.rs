@@ -765,6 +765,14 @@ async fn a_writer_files_only_in_its_facets_and_takes_no_other_notes_id() {
         )
         .await;
     assert!(taken.contains("another note's already"), "{taken}");
+    // Behind a byte order mark, the frontmatter is the same.
+    let taken = whole
+        .refused(
+            "note_create",
+            json!({"path": "Bbb.md", "content": "\u{feff}---\nid: atlas-decisions\n---\n# Fake\n"}),
+        )
+        .await;
+    assert!(taken.contains("another note's already"), "{taken}");
     // Two notes the owner gave one id: a read by that id names both instead of picking one.
     std::fs::write(notes.join("Copy.md"), "---\nid: atlas-decisions\n---\n# Copy\n").unwrap();
     server.journal.sync().await.unwrap();

@@ -760,6 +760,11 @@ fn check_ids(plans: &[Plan], set: &NoteSet, reader: &Reader) -> Result<(), Write
     let id_of = |path: &str, bytes: &[u8]| note::read(path, bytes, 0).ok().and_then(|r| r.note.id);
     for plan in plans {
         let Some(after) = &plan.after else { continue };
+        // Only frontmatter (after a byte order mark, maybe) holds an id: most notes need no second
+        // read (`check_result` read this one).
+        if !after.strip_prefix('\u{feff}').unwrap_or(after).starts_with("---") {
+            continue;
+        }
         let Some(id) = id_of(&plan.path, after.as_bytes()) else {
             continue;
         };
