@@ -741,6 +741,28 @@ async fn acknowledged_graph_writes_survive_sigkill_with_their_history() {
     let mut random = Seeded::from_env_or_random();
     let (made, wrote) = (connected.clone(), noted.clone());
     let counted = connected.clone();
+    // Meanwhile the owner connects from the command line, process after process, on the same
+    // graph (bounded: 30 commands; each waits its turn at graph.lock).
+    let owner = {
+        let root = root.clone();
+        std::thread::spawn(move || {
+            let mut made = Vec::new();
+            for n in 0..30 {
+                let (from, to) = ("G/t0.md".to_string(), format!("G/t{}.md", n + 1));
+                let done = Command::new(env!("CARGO_BIN_EXE_journal"))
+                    .arg("--journal")
+                    .arg(&root)
+                    .args(["graph", "connect", &from, &to, "--type", "owner-made"])
+                    .output()
+                    .unwrap();
+                if done.status.success() {
+                    let line = String::from_utf8(done.stdout).unwrap();
+                    made.push(line.split_whitespace().next().unwrap().to_string());
+                }
+            }
+            made
+        })
+    };
     kill_rounds(
         &root,
         &key,
@@ -776,9 +798,17 @@ async fn acknowledged_graph_writes_survive_sigkill_with_their_history() {
     )
     .await;
 
+    let owners = owner.join().unwrap();
+    assert!(!owners.is_empty(), "the owner's commands connected");
     // The next open undoes what a killed server left unfinished.
     let opened = journal::journal::Journal::open(&root).await.unwrap();
     let graph = store::load(&root).unwrap();
+    for id in &owners {
+        let made = graph
+            .get(id)
+            .unwrap_or_else(|| panic!("the owner's connection {id} is there"));
+        assert_eq!(made.kind.as_deref(), Some("owner-made"));
+    }
     assert!(graph.problems.is_empty(), "every line reads: {:?}", graph.problems);
     let connected = connected.lock().unwrap().clone();
     assert!(
