@@ -526,10 +526,10 @@ async fn no_note_takes_a_name_another_has_in_another_case() {
     assert!(other.contains("[[PLAN]]") || other.contains("[[Plan]]"), "{other}");
 }
 
-/// A note the owner moved away by hand leaves its connections naming its old path; an agent that
-/// creates (or moves) a note there does not adopt them, with the owner's note on them.
+/// A note the owner moves by hand takes its connections along; one the owner deletes by hand leaves
+/// them naming its path, and an agent that creates (or moves) a note there does not adopt them.
 #[tokio::test]
-async fn no_agent_adopts_the_connections_of_a_note_moved_away() {
+async fn connections_follow_a_note_moved_by_hand_and_no_agent_adopts_a_deleted_ones() {
     use journal::journal::graph::{gate, history::Origin, items::Viewer, store};
     let server = TestServer::start().await;
     let notes = server.root().join("notes");
@@ -547,8 +547,24 @@ async fn no_agent_adopts_the_connections_of_a_note_moved_away() {
     )
     .await
     .unwrap();
+    // Moved by hand (as an editor moves a note), the connection follows it to its new path.
     std::fs::create_dir_all(notes.join("Archive")).unwrap();
     std::fs::rename(notes.join("Plan.md"), notes.join("Archive/Plan.md")).unwrap();
+    server.journal.sync().await.unwrap();
+    let graph = store::load(server.root()).unwrap();
+    assert_eq!(graph.get(&made.connection.id).unwrap().from, "note:Archive/Plan.md");
+    // Deleted by hand, it leaves the connection naming its path.
+    std::fs::rename(notes.join("Archive/Plan.md"), notes.join("Plan.md")).unwrap();
+    server.journal.sync().await.unwrap();
+    assert_eq!(
+        store::load(server.root())
+            .unwrap()
+            .get(&made.connection.id)
+            .unwrap()
+            .from,
+        "note:Plan.md"
+    );
+    std::fs::remove_file(notes.join("Plan.md")).unwrap();
     server.journal.sync().await.unwrap();
 
     let (client, _) = server.writer("force", WriteMode::Force).await;
@@ -567,6 +583,33 @@ async fn no_agent_adopts_the_connections_of_a_note_moved_away() {
     assert!(notes.join("Other.md").exists());
     let graph = store::load(server.root()).unwrap();
     assert_eq!(graph.get(&made.connection.id).unwrap().from, "note:Plan.md");
+
+    // An agent's note with a deleted note's very bytes, made before the next sync saw the
+    // deletion, is no hand move: the connections stay where they were.
+    std::fs::write(notes.join("Kept.md"), "# Kept\nthe owner's words\n").unwrap();
+    server.journal.sync().await.unwrap();
+    let kept = gate::make(
+        &server.journal,
+        &Origin::owner(),
+        &Viewer::Owner,
+        &gate::Change::Connect {
+            from: "note:Kept.md".into(),
+            to: "entity:ada-okafor".into(),
+            kind: None,
+        },
+    )
+    .await
+    .unwrap();
+    std::fs::remove_file(notes.join("Kept.md")).unwrap();
+    client
+        .ok(
+            "note_create",
+            json!({"path": "Taken.md", "content": "# Kept\nthe owner's words\n"}),
+        )
+        .await;
+    server.journal.sync().await.unwrap();
+    let graph = store::load(server.root()).unwrap();
+    assert_eq!(graph.get(&kept.connection.id).unwrap().from, "note:Kept.md");
 }
 
 /// What an agent wrote reaches the owner's terminal as visible text: no escape sequence it sent

@@ -734,7 +734,7 @@ async fn follow_moves(journal: &Arc<Journal>, written: &[Written]) {
 }
 
 /// Renames notes in the graph (`(from, to)` note paths), if the journal has a graph.
-async fn rename_in_graph(root: &std::path::Path, renames: Vec<(String, String)>) {
+pub(super) async fn rename_in_graph(root: &std::path::Path, renames: Vec<(String, String)>) {
     let root = root.to_path_buf();
     // No graph yet, nothing to follow (and no lock file made for nothing).
     if renames.is_empty() || !crate::journal::graph::store::path(&root).exists() {

@@ -196,6 +196,18 @@ pub async fn kept_by(conn: &mut sqlx::SqliteConnection, connection_id: &str) -> 
     .await
 }
 
+/// Whether a change of the history left the note at `path` with the bytes of `hash` (the changes'
+/// gate wrote it, not the owner's hand).
+pub async fn wrote(pool: &Pool, path: &str, hash: &str) -> Result<bool, sqlx::Error> {
+    let found: Option<i64> =
+        sqlx::query_scalar("SELECT 1 FROM note_versions WHERE new_path = ? AND after_hash = ? LIMIT 1")
+            .bind(path)
+            .bind(hash)
+            .fetch_optional(pool)
+            .await?;
+    Ok(found.is_some())
+}
+
 /// Marks a change whose files are all written as done (in the caller's transaction, which for an
 /// accepted proposal also records the decision).
 pub async fn finish(tx: &mut sqlx::SqliteConnection, change_id: i64) -> Result<(), sqlx::Error> {

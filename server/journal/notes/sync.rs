@@ -198,6 +198,11 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth, prepared: &mut Prepared)
             updated.insert(note.path.clone(), Some(note));
         }
     }
+    // Notes moved by hand show as one gone and one new with the same bytes: their connections in the
+    // graph follow them (`moved_by_hand`).
+    let prior = vault.set();
+    let mut went: Vec<(String, String)> = Vec::new();
+    let mut arrived: Vec<(String, String)> = Vec::new();
     let mut cataloging: Option<tokio::task::JoinHandle<Result<(), JournalError>>> = None;
     let mut first = true;
     while first || !changed.is_empty() {
@@ -230,9 +235,17 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth, prepared: &mut Prepared)
         report.failed.extend(done.failed);
         for path in &gone {
             updated.insert(path.clone(), None);
+            if let Some(note) = prior.at(path) {
+                went.push((path.clone(), note.hash.clone()));
+            }
         }
         for item in &parsed {
             updated.insert(item.path.clone(), item.outcome.as_ref().ok().cloned());
+            if let Ok(note) = &item.outcome
+                && prior.at(&item.path).is_none()
+            {
+                arrived.push((item.path.clone(), note.hash.clone()));
+            }
         }
         let worker = Arc::clone(journal);
         cataloging = Some(tokio::spawn(async move {
@@ -241,6 +254,19 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth, prepared: &mut Prepared)
     }
     if let Some(previous) = cataloging.take() {
         finish(previous).await?;
+    }
+    let mut renames = Vec::new();
+    for (from, to) in moved_by_hand(&went, &arrived) {
+        // A note the changes' gate wrote (an agent's, whose own moves follow their connections, or
+        // an undo) is no hand move: no agent's new note takes a deleted note's connections by
+        // copying its bytes.
+        let hash = arrived.iter().find(|(path, _)| *path == to).map(|(_, h)| h.as_str());
+        if !super::history::wrote(&journal.db, &to, hash.unwrap_or_default()).await? {
+            renames.push((from, to));
+        }
+    }
+    if !renames.is_empty() {
+        super::changes::rename_in_graph(journal.root(), renames).await;
     }
     if reset {
         vault.reset.store(false, Ordering::SeqCst);
@@ -289,6 +315,34 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth, prepared: &mut Prepared)
         tracing::warn!(note = %path, %error, "a note could not be read; agents do not see it until it changes");
     }
     Ok(report)
+}
+
+/// The notes that moved, from the notes gone and the notes new in one sync (path and hash each): a
+/// gone note moved where exactly one new note has its bytes, and no other gone note had them (two
+/// copies of one template are not told apart, so neither is taken as moved).
+fn moved_by_hand(went: &[(String, String)], arrived: &[(String, String)]) -> Vec<(String, String)> {
+    if went.is_empty() || arrived.is_empty() {
+        return Vec::new();
+    }
+    // By hash: the paths that had it (gone) and that have it (new).
+    let mut by_hash: HashMap<&str, (Vec<&str>, Vec<&str>)> = HashMap::new();
+    for (path, hash) in went {
+        by_hash.entry(hash).or_default().0.push(path);
+    }
+    for (path, hash) in arrived {
+        if let Some(entry) = by_hash.get_mut(hash.as_str()) {
+            entry.1.push(path);
+        }
+    }
+    let mut moves: Vec<(String, String)> = by_hash
+        .into_values()
+        .filter_map(|(from, to)| match (from.as_slice(), to.as_slice()) {
+            ([from], [to]) => Some((from.to_string(), to.to_string())),
+            _ => None,
+        })
+        .collect();
+    moves.sort();
+    moves
 }
 
 /// The catalog's stamps (path, time, size), of every note or of the notes directly in some folders,
@@ -559,6 +613,29 @@ async fn write_catalog(
     }
     tx.commit().await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod moved_tests {
+    use super::moved_by_hand;
+
+    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+    }
+
+    #[test]
+    fn a_note_moved_by_hand_is_one_gone_and_one_new_with_its_bytes() {
+        let went = pairs(&[("Plan.md", "h1"), ("Old.md", "h2"), ("T1.md", "tpl"), ("T2.md", "tpl")]);
+        let arrived = pairs(&[
+            ("Archive/Plan.md", "h1"),
+            ("New.md", "h3"),
+            ("T3.md", "tpl"),
+            ("Dup.md", "h2"),
+            ("Dup2.md", "h2"),
+        ]);
+        assert_eq!(moved_by_hand(&went, &arrived), pairs(&[("Plan.md", "Archive/Plan.md")]));
+        assert!(moved_by_hand(&went, &[]).is_empty());
+    }
 }
 
 #[cfg(test)]
