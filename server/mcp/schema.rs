@@ -21,11 +21,136 @@ pub fn of<T: JsonSchema>() -> Value {
         object.entry("type").or_insert_with(|| Value::String("object".into()));
     }
     strip_nulls(&mut value);
+    standard(&mut value);
     if let Some(object) = value.as_object_mut() {
         object.remove("$defs");
     }
     value
 }
+
+/// The `format` values JSON Schema (2020-12) defines; schemars adds others for Rust's number types
+/// (`uint`, `uint32`, `int64`, `double`), which clients warn about on every listing.
+const STANDARD_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Keeps schemas to what every client reads without a warning: only standard formats (a Rust
+/// number type's `uint` goes; its `minimum: 0` already says it), and `{}` wherever a subschema is
+/// the bare `true` (any value), which strict validators refuse where they expect an object.
+fn standard(value: &mut Value) {
+    match value {
+        Value::Object(object) => {
+            if object
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|format| !STANDARD_FORMATS.contains(&format))
+            {
+                object.remove("format");
+            }
+            for (key, child) in object.iter_mut() {
+                if *child == Value::Bool(true) && SUBSCHEMA_KEYS.contains(&key.as_str()) {
+                    *child = Value::Object(Map::new());
+                }
+                // Under `properties` (and the like), every value is a subschema.
+                if let Value::Object(named) = child
+                    && NAMED_SUBSCHEMA_KEYS.contains(&key.as_str())
+                {
+                    for schema in named.values_mut() {
+                        if *schema == Value::Bool(true) {
+                            *schema = Value::Object(Map::new());
+                        }
+                    }
+                }
+                if let Value::Array(list) = child
+                    && LISTED_SUBSCHEMA_KEYS.contains(&key.as_str())
+                {
+                    for schema in list.iter_mut() {
+                        if *schema == Value::Bool(true) {
+                            *schema = Value::Object(Map::new());
+                        }
+                    }
+                }
+                standard(child);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(standard),
+        _ => {}
+    }
+}
+
+/// What in a schema a strict client would warn about: a format JSON Schema does not define, or a
+/// subschema that is the bare `true`; each with where it is. Empty for every schema `of` makes.
+pub fn nonstandard(value: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    walk(value, "", &mut found);
+    found
+}
+
+fn walk(value: &Value, at: &str, found: &mut Vec<String>) {
+    match value {
+        Value::Object(object) => {
+            if let Some(format) = object.get("format").and_then(Value::as_str)
+                && !STANDARD_FORMATS.contains(&format)
+            {
+                found.push(format!("{at}: format \"{format}\""));
+            }
+            for (key, child) in object {
+                let here = format!("{at}.{key}");
+                if SUBSCHEMA_KEYS.contains(&key.as_str()) && *child == Value::Bool(true) {
+                    found.push(format!("{here}: true"));
+                }
+                if NAMED_SUBSCHEMA_KEYS.contains(&key.as_str())
+                    && let Value::Object(named) = child
+                {
+                    for (name, _) in named.iter().filter(|(_, s)| **s == Value::Bool(true)) {
+                        found.push(format!("{here}.{name}: true"));
+                    }
+                }
+                if LISTED_SUBSCHEMA_KEYS.contains(&key.as_str())
+                    && let Value::Array(list) = child
+                    && list.contains(&Value::Bool(true))
+                {
+                    found.push(format!("{here}: a bare true"));
+                }
+                walk(child, &here, found);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| walk(item, at, found)),
+        _ => {}
+    }
+}
+
+/// Keywords whose value is one subschema, a map of them, or a list of them.
+const SUBSCHEMA_KEYS: [&str; 8] = [
+    "items",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "contains",
+    "propertyNames",
+    "not",
+    "additionalItems",
+];
+const NAMED_SUBSCHEMA_KEYS: [&str; 3] = ["properties", "patternProperties", "$defs"];
+const LISTED_SUBSCHEMA_KEYS: [&str; 4] = ["prefixItems", "anyOf", "oneOf", "allOf"];
 
 /// Makes `["string", "null"]` into `"string"` everywhere and drops `null` defaults and `$defs`.
 fn strip_nulls(value: &mut Value) {
@@ -89,6 +214,52 @@ mod tests {
         query: String,
         facet: Option<String>,
         limit: Option<u32>,
+    }
+
+    /// A result with Rust's number types and free-form values.
+    #[derive(serde::Serialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Output {
+        count: u32,
+        total: usize,
+        offset: i64,
+        share: f64,
+        when: chrono_like::Time,
+        rows: Vec<Vec<Value>>,
+        extra: std::collections::BTreeMap<String, Value>,
+        one: Value,
+    }
+
+    mod chrono_like {
+        /// A time, as RFC 3339 text.
+        #[derive(serde::Serialize)]
+        pub struct Time(pub String);
+
+        impl schemars::JsonSchema for Time {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                "Time".into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({"type": "string", "format": "date-time"})
+            }
+        }
+    }
+
+    #[test]
+    fn formats_are_standard_and_no_subschema_is_a_bare_true() {
+        let raw = schemars::generate::SchemaSettings::draft2020_12()
+            .with(|s| s.inline_subschemas = true)
+            .into_generator()
+            .into_root_schema_for::<Output>()
+            .to_value();
+        // What the trimming is for: schemars writes these.
+        assert_eq!(raw["properties"]["count"]["format"], "uint32");
+        let schema = of::<Output>();
+        assert_eq!(nonstandard(&schema), Vec::<String>::new());
+        assert_eq!(nonstandard(&raw).len(), 7, "{:?}", nonstandard(&raw));
+        assert_eq!(schema["properties"]["count"]["minimum"], 0);
+        assert_eq!(schema["properties"]["when"]["format"], "date-time");
+        assert_eq!(schema["properties"]["rows"]["items"]["items"], serde_json::json!({}));
     }
 
     #[test]

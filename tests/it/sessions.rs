@@ -30,6 +30,38 @@ async fn negotiates_every_supported_version_and_offers_the_latest_otherwise() {
     client.initialize("2025-03-26").await;
 }
 
+/// Every tool a full grant offers has schemas every client reads without a warning: only formats
+/// JSON Schema defines (no `uint`), no subschema that is a bare `true`.
+#[tokio::test]
+async fn every_tools_schemas_are_plain_json_schema() {
+    let server = TestServer::start().await;
+    let key = server
+        .key("full", &["transcripts", "entities", "facets", "notes", "graph"], None)
+        .await;
+    let connection = journal::auth::connections::find_key(&server.journal.db, "full")
+        .await
+        .unwrap();
+    journal::auth::connections::set_grant(
+        &server.journal.db,
+        &connection.id,
+        &connection.grant.categories,
+        None,
+        journal::auth::WriteMode::Force,
+    )
+    .await
+    .unwrap();
+    let client = Client::connected(&server.url(), &key).await;
+    let listed = client.rpc("tools/list", json!({})).await;
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    assert!(tools.len() >= 25, "{}", tools.len());
+    for tool in tools {
+        for which in ["inputSchema", "outputSchema"] {
+            let found = journal::mcp::schema::nonstandard(&tool[which]);
+            assert!(found.is_empty(), "{} {which}: {found:?}", tool["name"]);
+        }
+    }
+}
+
 #[tokio::test]
 async fn titles_output_schemas_and_structured_content_only_from_2025_06_18() {
     let server = TestServer::start().await;
