@@ -63,7 +63,9 @@ impl Notice {
             Notice::CodeClosed => "Sign-in is closed: the pairing code no longer works.",
             Notice::GrantSaved => "Saved. The connection's next call already sees the new grant.",
             Notice::Revoked => "Revoked. Its next call is refused; its past calls stay in the activity log.",
-            Notice::Accepted => "Accepted: the change is in the note. The Changes page can undo it.",
+            Notice::Accepted => {
+                "Accepted: the change is made, in the note or in the graph. The Changes page can undo it."
+            }
             Notice::Rejected => "Rejected: nothing changed. The agent sees the outcome with my_proposals.",
             Notice::SomeStale => {
                 "Done where it still applied. The proposals left below could not be made as proposed (their note changed \
