@@ -100,6 +100,9 @@ test('the owner connects, mints, narrows and revokes from the app in a real brow
   assert.equal((await agent.call('list_transcripts', {})).isError, false);
   assert.equal((await agent.call('list_entities', {})).isError, false);
   assert.equal((await agent.call('fetch', { reference: 'forged' })).isError, true, 'a forged reference is refused');
+  // A refusal whose detail holds one long unbroken word (as a hash does): an unknown argument's name.
+  const long = `f${'0123456789abcdef'.repeat(5)}`;
+  assert.equal((await agent.call('search', { query: 'the', [long]: 1 })).isError, true);
 
   // The connections list and the activity log show it.
   await page.click('nav >> text=Connections');
@@ -113,8 +116,9 @@ test('the owner connects, mints, narrows and revokes from the app in a real brow
   await page.click('form[action$="/activity"] button');
   await page.waitForURL(/outcome=refused/);
   const refusedRows = await page.locator('table tr').allInnerTexts();
-  assert.equal(refusedRows.length, 2, `the header and the one refused call: ${refusedRows}`);
-  assert.match(refusedRows[1], /browser-key\s+fetch\s+refused/);
+  assert.equal(refusedRows.length, 3, `the header and the two refused calls: ${refusedRows}`);
+  assert.match(refusedRows[1], /browser-key\s+search\s+refused\s+invalid arguments/);
+  assert.match(refusedRows[2], /browser-key\s+fetch\s+refused/);
   await page.selectOption('select[name=outcome]', 'error');
   await page.click('form[action$="/activity"] button');
   await page.waitForURL(/outcome=error/);
@@ -122,6 +126,35 @@ test('the owner connects, mints, narrows and revokes from the app in a real brow
   await page.click('text=Clear filters');
   await page.waitForURL(`${app}/activity`);
   await page.screenshot({ path: join(ARTIFACTS, 'app-activity.png'), fullPage: true });
+  // A long detail wraps inside its cell: the table fits its card, with no scrolling sideways.
+  const sideways = await page.evaluate(() => [...document.querySelectorAll('.scroll')]
+    .map((box) => box.scrollWidth - box.clientWidth));
+  assert.ok(sideways.every((extra) => extra <= 0), `the activity table fits its card at 1280px: ${sideways}`);
+
+  // The connect page's command lines break only between words (a word longer than the box aside).
+  await page.click('nav >> text=Connect');
+  const broken = await page.evaluate(() => {
+    const split = [];
+    for (const box of document.querySelectorAll('pre.line')) {
+      const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+      for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+        let at = 0;
+        for (const word of text.data.split(' ')) {
+          const range = document.createRange();
+          range.setStart(text, at);
+          range.setEnd(text, at + word.length);
+          const lines = new Set([...range.getClientRects()].map((rect) => Math.round(rect.top)));
+          if (lines.size > 1) split.push(word);
+          at += word.length + 1;
+        }
+      }
+    }
+    return split;
+  });
+  assert.deepEqual(broken, [], 'no word of a command line is broken across two lines');
+  // What the Copy button copies is the command as written.
+  const claude = await page.evaluate(() => document.getElementById('client-1').textContent);
+  assert.match(claude, /^claude mcp add --scope user --transport http journal http:\/\/127\.0\.0\.1:\d+\/mcp$/);
 
   for (const [path, name] of [['/connect', 'connect'], ['/activity', 'activity'], ['/connections', 'connections']]) {
     await phone.goto(`${app}${path}`);
