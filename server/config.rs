@@ -112,18 +112,24 @@ pub enum ConfigError {
 
 /// The journal folder: the flag (or JOURNAL_HOME, which clap fills in), else the user's data folder.
 pub fn journal_dir(flag: Option<PathBuf>) -> Result<PathBuf, ConfigError> {
-    if let Some(dir) = flag {
-        return Ok(dir);
+    match flag {
+        Some(dir) => Ok(dir),
+        None => Ok(data_dir()?.join("journal")),
     }
+}
+
+/// The user's data folder: `$XDG_DATA_HOME`, else `~/.local/share`. The default journal, the demo
+/// journal and the list of running servers live there.
+pub fn data_dir() -> Result<PathBuf, ConfigError> {
     if let Some(data) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(data).join("journal"));
+        return Ok(PathBuf::from(data));
     }
     let home = std::env::var_os("HOME").filter(|v| !v.is_empty()).ok_or_else(|| {
         ConfigError::Invalid(
             "no journal folder given and HOME is not set: pass --journal DIR or set JOURNAL_HOME".into(),
         )
     })?;
-    Ok(PathBuf::from(home).join(".local/share/journal"))
+    Ok(PathBuf::from(home).join(".local/share"))
 }
 
 /// Reads `journal.toml` from the journal folder; a missing file means defaults.

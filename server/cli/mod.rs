@@ -29,6 +29,7 @@ mod permission;
 mod proposals;
 mod route;
 mod serve;
+mod served;
 mod shown;
 mod trash;
 
@@ -118,7 +119,21 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     // Resolved only by the commands that use a journal folder: `demo DIR` and `serve --demo` need
     // no HOME or JOURNAL_HOME.
     let journal = cli.journal;
-    let dir = move || crate::config::journal_dir(journal);
+    let creates = matches!(
+        cli.command,
+        Command::Init
+            | Command::Serve(_)
+            | Command::Import(_)
+            | Command::Facet(_)
+            | Command::Entity(_)
+            | Command::Notes(_)
+            | Command::Demo(_)
+            // Settings in journal.toml, read or written before the journal's first start.
+            | Command::Route(_)
+    );
+    // A new journal, or a server of its own: never the one another server serves.
+    let follows = !matches!(cli.command, Command::Init | Command::Serve(_) | Command::Demo(_));
+    let dir = move || which_journal(journal, creates, follows);
     match cli.command {
         Command::Init => content::init(&dir()?).await,
         Command::Serve(args) if args.demo => serve::run(None, args).await,
@@ -137,6 +152,67 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::App(args) => app::run(&dir()?, args).await,
         Command::Route(command) => route::run(&dir()?, command).await,
     }
+}
+
+/// The journal a command acts on: the one named (`--journal`, `JOURNAL_HOME`), else the default
+/// folder, else, when there is no journal there and one server runs on this computer, the journal
+/// that server serves (said on stderr). A command that only reads or pairs never makes an empty
+/// journal: it says what to run instead.
+fn which_journal(
+    named: Option<std::path::PathBuf>,
+    creates: bool,
+    follows: bool,
+) -> anyhow::Result<std::path::PathBuf> {
+    let explicit = named.is_some() || !follows;
+    let default = crate::config::journal_dir(named)?;
+    let exists = |dir: &std::path::Path| dir.join("journal.db").is_file();
+    let dir = if explicit {
+        default
+    } else {
+        let running = served::running();
+        match running.iter().find(|s| served::same(&s.journal, &default)) {
+            Some(_) => default,
+            None if exists(&default) => {
+                if let Some(other) = running.first() {
+                    eprintln!(
+                        "note: this acts on the journal in {}; the server at {} serves {} (add --journal {} to act on that one)",
+                        default.display(),
+                        other.url,
+                        other.journal.display(),
+                        other.journal.display()
+                    );
+                }
+                default
+            }
+            None => match running.as_slice() {
+                [one] => {
+                    eprintln!(
+                        "using the journal the server at {} serves: {}",
+                        one.url,
+                        one.journal.display()
+                    );
+                    one.journal.clone()
+                }
+                [] => default,
+                several => anyhow::bail!(
+                    "there is no journal in {}, and several servers run here: add --journal with one of {}",
+                    default.display(),
+                    several
+                        .iter()
+                        .map(|s| format!("{} ({})", s.journal.display(), s.url))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            },
+        }
+    };
+    if !creates && !exists(&dir) {
+        anyhow::bail!(
+            "there is no journal in {}: make one with `journal init`, serve the sample one with `journal serve --demo`, or add --journal DIR (or set JOURNAL_HOME)",
+            dir.display()
+        );
+    }
+    Ok(dir)
 }
 
 /// Help and version print as clap renders them; a usage error becomes one line with a pointer to help.

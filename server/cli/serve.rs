@@ -19,26 +19,31 @@ pub struct ServeArgs {
     /// Loopback address for the local route.
     #[arg(long, value_name = "ADDR", env = "JOURNAL_LOCAL_ADDR")]
     pub local_addr: Option<String>,
-    /// Serve a fresh sample journal in a new temporary folder, with a ready key.
+    /// Serve the sample journal (made at the first start, in the user's data folder, and served
+    /// again at every later one), with a ready key and a pairing code.
     #[arg(long)]
     pub demo: bool,
+    /// With --demo: start the sample journal afresh (its keys and sign-ins go with it).
+    #[arg(long, requires = "demo")]
+    pub fresh: bool,
 }
 
-/// Serves the journal in `dir`, or (with `--demo`, when `dir` is None) a fresh sample journal in a
-/// temporary folder that is removed again when the server stops.
+/// Serves the journal in `dir`, or (with `--demo`, when `dir` is None) the sample journal, which
+/// stays in the user's data folder (`journal-demo`) from one start to the next.
 pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
     // The handlers go in before anything is printed: a supervisor (or a test) that reads the
     // address and at once sends SIGTERM or SIGHUP must find them installed, not the default action.
     let mut signals = Signals::install()?;
     let dir: PathBuf = match dir {
         Some(dir) if !args.demo => dir.to_path_buf(),
-        _ => demo_dir()?,
+        _ => demo_dir(args.fresh)?,
     };
+    let first_demo = args.demo && !dir.join("journal.db").is_file();
     let settings = config::read_file(&dir)?;
     let addr = config::local_addr(args.local_addr.as_deref(), &settings)?;
     let lan = config::lan_plan(&settings)?;
     let domain = config::domain_plan(&settings)?;
-    let journal = if args.demo {
+    let journal = if first_demo {
         let options = demo::DemoOptions {
             days: 14,
             segments_per_day: 4,
@@ -47,6 +52,8 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
             notes: 0,
         };
         say!("{}", write_demo(&dir, &options).await?);
+        crate::fsio::write_atomic(&dir.join(DEMO_MARK), b"made by `journal serve --demo`\n")
+            .with_context(|| format!("could not mark {} as the demo journal", dir.display()))?;
         Journal::open(&dir).await?
     } else {
         // The server listens first and brings the catalog up to date in its first upkeep pass, so it
@@ -71,6 +78,8 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
     };
     let url = format!("http://{}/mcp", running.local_addr);
     say!("serving {} at {url}", journal.root().display());
+    // Commands run without --journal find this journal while it is served (`served`).
+    let _listed = super::served::register(journal.root(), &url);
     if lan.is_some() {
         print_lan(&running);
     }
@@ -85,16 +94,28 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
         }
     }
     if args.demo {
-        let (connection, key) = connections::create_key(&journal.db, "demo").await?;
-        connections::set_grant(
-            &journal.db,
-            &connection.id,
-            &Category::ALL.into_iter().collect::<BTreeSet<_>>(),
-            None,
-            WriteMode::None,
-        )
-        .await?;
-        print_demo_help(&url, &key, journal.root());
+        if first_demo {
+            let (connection, key) = connections::create_key(&journal.db, "demo").await?;
+            connections::set_grant(
+                &journal.db,
+                &connection.id,
+                &Category::ALL.into_iter().collect::<BTreeSet<_>>(),
+                None,
+                WriteMode::None,
+            )
+            .await?;
+            print_demo_key(&url, &key);
+        } else {
+            say!();
+            say!("The key \"demo\" made at the first start still works, and so do the agents signed in since.");
+        }
+        print_demo_sign_in(&journal, &url).await?;
+        say!();
+        say!(
+            "The sample journal stays in {}: the next `serve --demo` serves it again, `serve --demo --fresh` starts it afresh. Other commands find it while it is served (or add --journal {}).",
+            journal.root().display(),
+            journal.root().display()
+        );
         let link = crate::auth::owner::create_link(&journal.db, crate::clock::unix_now()).await?;
         say!();
         say!(
@@ -111,11 +132,6 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
     }
     say!("stopping");
     running.stop().await.context("the server did not stop cleanly")?;
-    if args.demo {
-        drop(journal);
-        std::fs::remove_dir_all(&dir)
-            .with_context(|| format!("could not remove the demo journal {}", dir.display()))?;
-    }
     Ok(())
 }
 
@@ -147,25 +163,61 @@ fn print_lan(running: &Running) {
     }
 }
 
-fn demo_dir() -> anyhow::Result<PathBuf> {
-    let mut bytes = [0u8; 4];
-    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no secure random source: {e}"))?;
-    let suffix: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    Ok(std::env::temp_dir().join(format!("journal-demo-{suffix}")))
+/// The file that marks a folder as the sample journal `serve --demo` made (so `--fresh` removes
+/// only what it made).
+const DEMO_MARK: &str = ".journal-demo";
+
+/// The sample journal's folder; with `fresh`, emptied first (only if `serve --demo` made it).
+fn demo_dir(fresh: bool) -> anyhow::Result<PathBuf> {
+    let dir = crate::config::data_dir()?.join("journal-demo");
+    if fresh && dir.exists() {
+        if !dir.join(DEMO_MARK).is_file() {
+            bail!(
+                "{} was not made by `journal serve --demo`, so --fresh leaves it alone; move it away first",
+                dir.display()
+            );
+        }
+        if super::served::running()
+            .iter()
+            .any(|s| super::served::same(&s.journal, &dir))
+        {
+            bail!("the sample journal is being served: stop that server first, then start afresh");
+        }
+        std::fs::remove_dir_all(&dir)
+            .with_context(|| format!("could not remove the sample journal {}", dir.display()))?;
+    }
+    Ok(dir)
 }
 
-fn print_demo_help(url: &str, key: &str, root: &Path) {
+fn print_demo_key(url: &str, key: &str) {
     say!();
-    say!("A key named \"demo\" can read the whole sample journal. Connect an agent with it:");
+    say!("A key named \"demo\" can read the whole sample journal (shown once; it works at every later start):");
     for line in crate::web::clients::with_key(url, key) {
         say!("  # {}", line.name);
         say!("  {}", line.line);
     }
+}
+
+/// Opens sign-in on the local route and prints the code with each client's lines, so that an agent
+/// signs in to this journal at once, whatever journal the other commands would pick.
+async fn print_demo_sign_in(journal: &Journal, url: &str) -> anyhow::Result<()> {
+    let code = crate::oauth::store::open_code(&journal.db, crate::routes::LOCAL, crate::clock::unix_now())
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     say!();
     say!(
-        "Manage it with --journal {} (journal mcp token list, journal mcp activity, ...); it is removed when the server stops.",
-        root.display()
+        "Or sign an agent in: this pairing code works once, for {} minutes (`journal mcp pairing generate` makes another):",
+        crate::oauth::pairing::LIFETIME_SECONDS / 60
     );
+    say!("  {}", crate::oauth::pairing::display(&code));
+    for client in crate::web::clients::for_route(crate::routes::LOCAL, url) {
+        if client.is_command && client.unavailable.is_none() {
+            say!("  # {}", client.name);
+            say!("  {}", client.add);
+            say!("  #   {}", client.then);
+        }
+    }
+    Ok(())
 }
 
 /// The signals `serve` answers, installed at once: SIGINT and SIGTERM stop the server; SIGHUP makes

@@ -104,8 +104,21 @@ pub(crate) async fn sign_in(server: &TestServer) -> String {
     secret
 }
 
+/// A page's HTML, with the word spans of its command lines taken out (`<span class="word">`, which
+/// keep a word of a command on one line), so that a test reads a command as it is copied.
 pub(crate) fn text(reply: &Reply) -> String {
-    String::from_utf8_lossy(&reply.body).into_owned()
+    let html = String::from_utf8_lossy(&reply.body);
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html.as_ref();
+    while let Some(at) = rest.find("<span class=\"word\">") {
+        out.push_str(&rest[..at]);
+        rest = &rest[at + "<span class=\"word\">".len()..];
+        let end = rest.find("</span>").unwrap_or(rest.len());
+        out.push_str(&rest[..end]);
+        rest = rest.get(end + "</span>".len()..).unwrap_or("");
+    }
+    out.push_str(rest);
+    out
 }
 
 pub(crate) fn csrf_of(page: &Reply) -> String {

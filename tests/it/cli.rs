@@ -971,9 +971,12 @@ async fn the_trash_lists_deletions_and_restores_them() {
     std::fs::create_dir_all(root.join("notes/Old")).unwrap();
     std::fs::write(root.join("notes/Old/a.md"), "# A\n").unwrap();
     std::fs::write(root.join("notes/Old/b.md"), "# B\n").unwrap();
-    assert!(ok(&root, &["trash", "list"]).contains("the trash is empty"));
+    // Not a journal yet: the trash is refused, and nothing is made.
+    assert!(fails(&root, &["trash", "list"]).contains("there is no journal in"));
+    assert!(!root.join("journal.db").exists());
     {
         let opened = journal::journal::Journal::open(&root).await.unwrap();
+        assert!(ok(&root, &["trash", "list"]).contains("the trash is empty"));
         let request = Request {
             author: Author::agent("c1", "Tidy Bot"),
             reader: journal::journal::notes::Reader {
@@ -1034,4 +1037,150 @@ fn a_closed_standard_output_is_no_panic() {
         assert!(out.status.success(), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
+}
+
+/// `journal ARGS` as a new user runs it: no --journal, no JOURNAL_HOME, the data folder `data`.
+fn as_user(data: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_journal"))
+        .args(args)
+        .env_remove("JOURNAL_HOME")
+        .env("XDG_DATA_HOME", data)
+        .output()
+        .unwrap()
+}
+
+/// Starts `journal serve --demo` (and `extra`) as a new user; answers the child, what it printed up
+/// to "press Ctrl-C", and its MCP address.
+fn serve_demo(data: &Path, extra: &[&str]) -> (std::process::Child, String, String) {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_journal"))
+        .args(["serve", "--demo", "--local-addr", "127.0.0.1:0"])
+        .args(extra)
+        .env_remove("JOURNAL_HOME")
+        .env("XDG_DATA_HOME", data)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut printed = String::new();
+    // Bounded: the banner is a few dozen lines.
+    for _ in 0..400 {
+        let Some(Ok(line)) = lines.next() else { break };
+        printed.push_str(&line);
+        printed.push('\n');
+        if line.contains("press Ctrl-C") {
+            break;
+        }
+    }
+    std::thread::spawn(move || lines.for_each(drop));
+    let at = printed.find("at http://").expect("the address is printed") + 3;
+    let url = printed[at..].split_whitespace().next().unwrap().to_string();
+    (child, printed, url)
+}
+
+fn stop(mut child: std::process::Child) {
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(child.id() as i32).unwrap(),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
+/// The demo a new user starts stays: the second start serves the same journal, whose key (printed
+/// once) still works; each start prints a pairing code for that journal and the clients' lines;
+/// commands run without --journal act on the journal being served and say so; `--fresh` starts
+/// afresh. A command that only reads or pairs never makes an empty journal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_stays_and_commands_find_the_journal_being_served() {
+    let data = tempfile::tempdir().unwrap();
+    let (child, printed, url) = serve_demo(data.path(), &[]);
+    let demo = data.path().join("journal-demo");
+    assert!(
+        printed.contains(&format!("serving {}", demo.canonicalize().unwrap().display())),
+        "{printed}"
+    );
+    let at = printed.find("jk_").expect("the key is printed");
+    let key: String = printed[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .collect();
+    assert_eq!(key.len(), 46, "{key}");
+    assert!(printed.contains("pairing code works once"), "{printed}");
+    assert!(
+        printed.contains(&format!("claude mcp add --scope user --transport http journal {url}")),
+        "{printed}"
+    );
+    assert!(printed.contains("/app/signin?t="), "{printed}");
+    // The key works.
+    crate::harness::Client::connected(&url, &key).await;
+
+    // Without --journal, while it is served, commands act on it (there is no default journal).
+    let listed = as_user(data.path(), &["mcp", "token", "list"]);
+    assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("demo"));
+    let said = String::from_utf8_lossy(&listed.stderr).to_string();
+    assert!(
+        said.contains(&format!("using the journal the server at {url} serves")),
+        "{said}"
+    );
+    let code = as_user(data.path(), &["mcp", "pairing", "generate"]);
+    assert!(code.status.success(), "{}", String::from_utf8_lossy(&code.stderr));
+    assert!(
+        !data.path().join("journal").exists(),
+        "no empty default journal was made"
+    );
+    stop(child);
+
+    // Stopped: a command that only reads or pairs says what to run, and makes nothing.
+    let refused = as_user(data.path(), &["mcp", "pairing", "generate"]);
+    assert_eq!(refused.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert!(
+        said.contains("there is no journal in") && said.contains("journal init"),
+        "{said}"
+    );
+    assert_eq!(said.trim_end().lines().count(), 1, "{said}");
+    assert!(!data.path().join("journal").exists());
+    let named = data.path().join("named");
+    let refused = as_user(data.path(), &["--journal", named.to_str().unwrap(), "app", "--no-open"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(!named.exists(), "no journal made at a named folder either");
+
+    // Started again: the same journal, the same key, a new pairing code.
+    let (child, printed, url) = serve_demo(data.path(), &[]);
+    assert!(printed.contains("made at the first start still works"), "{printed}");
+    assert!(!printed.contains("jk_"), "a key is shown once: {printed}");
+    assert!(printed.contains("pairing code works once"), "{printed}");
+    crate::harness::Client::connected(&url, &key).await;
+    // Afresh is refused while it is served.
+    let (busy, busy_printed, _) = {
+        let out = as_user(
+            data.path(),
+            &["serve", "--demo", "--fresh", "--local-addr", "127.0.0.1:0"],
+        );
+        (out.status, String::from_utf8_lossy(&out.stderr).to_string(), ())
+    };
+    assert_eq!(busy.code(), Some(1), "{busy_printed}");
+    assert!(busy_printed.contains("being served"), "{busy_printed}");
+    stop(child);
+
+    // Afresh: a new journal, a new key; the old one no longer works.
+    let (child, printed, url) = serve_demo(data.path(), &["--fresh"]);
+    assert!(printed.contains("jk_"), "{printed}");
+    let old = crate::harness::Client::new(&url, Some(&key));
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    assert_eq!(old.post(&init).await.status, 401);
+    stop(child);
+    // What --fresh removes is only what `serve --demo` made.
+    std::fs::remove_file(demo.join(".journal-demo")).unwrap();
+    let out = as_user(
+        data.path(),
+        &["serve", "--demo", "--fresh", "--local-addr", "127.0.0.1:0"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("was not made by `journal serve --demo`"));
+    assert!(demo.join("journal.db").exists());
 }
