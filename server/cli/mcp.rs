@@ -97,7 +97,7 @@ pub async fn run(dir: &Path, command: McpCommand) -> anyhow::Result<()> {
                     connection.label
                 );
                 say!(
-                    "  journal mcp permission set --token {} --category transcripts --category entities --category facets",
+                    "  journal mcp permission set --token {} --category transcripts --category entities --category facets --category notes --category graph",
                     shell_word(&connection.label)
                 );
                 say!("{key}");

@@ -29,7 +29,7 @@ pub enum PermissionCommand {
     Set {
         #[command(flatten)]
         who: Who,
-        /// transcripts, entities, facets or notes (repeatable).
+        /// transcripts, entities, facets, notes or graph (repeatable).
         #[arg(long, required = true)]
         category: Vec<String>,
         /// Limit to this facet, by name or id (repeatable); without it: the whole journal.

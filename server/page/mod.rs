@@ -48,7 +48,7 @@ pub fn category_choices(checked: &[Category]) -> Vec<CategoryChoice> {
                     "Your markdown notes, except those marked private or kept in _private/.",
                 ),
                 Category::Graph => (
-                    "Connections",
+                    "The graph",
                     "The links between notes, people and conversations, and what each agent wrote about them; only links between things it can already see.",
                 ),
             };
