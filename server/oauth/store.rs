@@ -679,7 +679,24 @@ pub async fn exchange_code(
     }
     let mut tx = crate::db::begin_write(pool).await?;
     let pair = issue_pair(&mut tx, &connection_id, now).await?;
+    // The same app signed in again on the same route: this sign-in replaces the earlier ones, so
+    // that the owner's list holds one row per app and place, not one per sign-in (the consent page
+    // says so). Only once the new one holds a token: a sign-in that fails leaves the old one.
+    let replaced = sqlx::query(
+        "DELETE FROM connections WHERE id IN (SELECT g.connection_id FROM oauth_grants g
+           WHERE g.client_id = ? AND g.route = (SELECT route FROM oauth_grants WHERE connection_id = ?)
+             AND g.connection_id != ?)",
+    )
+    .bind(client_id)
+    .bind(&connection_id)
+    .bind(&connection_id)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
     tx.commit().await?;
+    if replaced > 0 {
+        epoch::announce(pool);
+    }
     touch_client(pool, client_id, now).await?;
     Ok(pair)
 }

@@ -509,6 +509,34 @@ async fn the_whole_flow_gives_a_token_with_the_chosen_grant() {
     assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "signed out: refused at once");
 }
 
+/// The same app signing in again on the same route replaces its earlier sign-in: one row per app
+/// and place in the owner's list, the old tokens refused; the consent page says so beforehand.
+#[tokio::test]
+async fn a_second_sign_in_of_one_app_replaces_the_first() {
+    let server = TestServer::start().await;
+    let (first_id, first) = sign_in(&server, &["transcripts"], None).await;
+    let old = Client::connected(&server.url(), first["access_token"].as_str().unwrap()).await;
+    let (second_id, second) = sign_in(&server, &["entities"], None).await;
+    assert_eq!(first_id, second_id, "the same registration, so the same app");
+    let listed = store::list_grants(&server.journal.db).await.unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    let reply = old.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).await;
+    assert_eq!(
+        reply.status,
+        StatusCode::UNAUTHORIZED,
+        "the replaced sign-in is refused at once"
+    );
+    let new = Client::connected(&server.url(), second["access_token"].as_str().unwrap()).await;
+    assert!(new.tool_names().await.contains(&"list_entities".to_string()));
+    // Said on the consent page, before the owner approves.
+    open_sign_in(&server).await;
+    let (_, challenge) = pkce();
+    let resource = format!("http://{}/mcp", server.addr);
+    let page = authorize(&server, &authorize_params(&second_id, &challenge, &resource)).await;
+    let html = String::from_utf8(page.body.to_vec()).unwrap();
+    assert!(html.contains("this sign-in replaces"), "{html}");
+}
+
 #[tokio::test]
 async fn the_consent_page_shows_facet_names_only_after_the_code() {
     let server = TestServer::start().await;
