@@ -23,6 +23,8 @@ CREATE TABLE graph_changes (
 CREATE INDEX graph_changes_by_connection ON graph_changes (connection_id);
 CREATE INDEX graph_changes_by_graph_connection ON graph_changes (graph_connection, id);
 CREATE INDEX graph_changes_not_done ON graph_changes (id) WHERE done = 0;
+-- Every graph write forgets the entries past their days (`history::prune`): found by time.
+CREATE INDEX graph_changes_by_time ON graph_changes (at);
 
 -- Every change to notes first asks for the changes left not done (`notes::changes::recover`): found
 -- by this index, not by reading every change the history keeps.

@@ -24,7 +24,7 @@ const GRAPH_TOOLS: [&str; 8] = [
 const GRAPH_WRITES: [&str; 4] = ["connect", "set_connection_type", "write_connection_note", "disconnect"];
 
 /// A key granted `categories` (with the graph) and the write mode, connected.
-async fn agent(server: &TestServer, label: &str, categories: &[&str], mode: WriteMode) -> (Client, String) {
+pub(crate) async fn agent(server: &TestServer, label: &str, categories: &[&str], mode: WriteMode) -> (Client, String) {
     let key = server.key(label, categories, None).await;
     let connection = connections::find_key(&server.journal.db, label).await.unwrap();
     connections::set_grant(

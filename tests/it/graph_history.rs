@@ -9,7 +9,7 @@ use crate::app::{get, own_origin, post_form, text};
 use crate::app_pages::{owner_of, submit};
 use crate::harness::{Client, TestServer};
 use hyper::StatusCode;
-use journal::auth::{WriteMode, connections};
+use journal::auth::WriteMode;
 use journal::journal::graph::history::{self, NewEntry, Origin};
 use journal::journal::graph::{Author, gate, store};
 use journal::journal::notes::proposals;
@@ -27,13 +27,7 @@ fn demo_options() -> journal::journal::demo::DemoOptions {
 const ALL: [&str; 5] = ["transcripts", "entities", "facets", "notes", "graph"];
 
 async fn agent(server: &TestServer, label: &str, mode: WriteMode) -> (Client, String) {
-    let key = server.key(label, &ALL, None).await;
-    let connection = connections::find_key(&server.journal.db, label).await.unwrap();
-    let categories = &connection.grant.categories;
-    connections::set_grant(&server.journal.db, &connection.id, categories, None, mode)
-        .await
-        .unwrap();
-    (Client::connected(&server.url(), &key).await, connection.id)
+    crate::graph::agent(server, label, &ALL, mode).await
 }
 
 fn connection(server: &TestServer, id: &str) -> Option<journal::journal::graph::Connection> {

@@ -306,7 +306,9 @@ async fn commit(
 /// At open: undoes what a graph writer that died left unfinished (its entry, its temporary file),
 /// unless a live writer holds the graph now (then it, or the next, does).
 pub async fn recover_at_open(journal: &Journal) -> Result<(), GateError> {
-    if !store::path(journal.root()).exists() && !history::any_unfinished(&journal.db).await? {
+    // Every command opens the journal: the graph is read and locked only when there is something
+    // to undo, never for nothing.
+    if store::stale_temps(journal.root()).is_empty() && !history::any_unfinished(&journal.db).await? {
         return Ok(());
     }
     let root = journal.root().to_path_buf();

@@ -271,19 +271,29 @@ pub fn names_any(root: &Path, items: &[String]) -> Result<Option<String>, StoreE
         .cloned())
 }
 
-/// Removes the temporary files (`.graph.jsonl.<random>.tmp`) a writer killed before its rename
-/// left. Called under the lock, when no live writer has one.
-fn remove_stale_temps(root: &Path) {
-    let Ok(entries) = fs::read_dir(root) else { return };
+/// The temporary files (`.graph.jsonl.<random>.tmp`) in the journal folder: under the lock, what a
+/// writer killed before its rename left.
+pub fn stale_temps(root: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(root) else {
+        return Vec::new();
+    };
     let prefix = format!(".{FILE}.");
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        if name
-            .to_str()
-            .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".tmp"))
-        {
-            let _ = fs::remove_file(entry.path());
-        }
+    entries
+        .flatten()
+        .filter(|entry| {
+            let name = entry.file_name();
+            name.to_str()
+                .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".tmp"))
+        })
+        .map(|entry| entry.path())
+        .collect()
+}
+
+/// Removes the temporary files a writer killed before its rename left. Called under the lock,
+/// when no live writer has one.
+fn remove_stale_temps(root: &Path) {
+    for temp in stale_temps(root) {
+        let _ = fs::remove_file(temp);
     }
 }
 
