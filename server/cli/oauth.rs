@@ -102,17 +102,23 @@ pub async fn pairing(journal: &Arc<Journal>, command: PairingCommand) -> anyhow:
 pub async fn oauth(journal: &Arc<Journal>, command: OauthCommand) -> anyhow::Result<()> {
     match command {
         OauthCommand::List => {
-            let signed_in = store::list_grants(&journal.db).await.map_err(plain)?;
+            let now = unix_now();
+            let signed_in = store::list_grants(&journal.db, now).await.map_err(plain)?;
             if signed_in.is_empty() {
                 say!("no apps are signed in: open sign-in with `journal mcp pairing generate`");
             }
-            let now = unix_now();
             for entry in signed_in {
                 let used = entry
                     .connection
                     .last_used_at
                     .map_or_else(|| "never".to_string(), format_timestamp);
-                let state = if entry.expires_at <= now { "ended" } else { "ends" };
+                let state = if entry.expires_at <= now {
+                    "ended"
+                } else if !entry.finished {
+                    "never finished, ends"
+                } else {
+                    "ends"
+                };
                 say!(
                     "{}  {}  route {}  paired {}  {state} {}  last used {}  {}",
                     shown::line(&entry.client_id),

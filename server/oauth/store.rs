@@ -909,13 +909,21 @@ pub struct SignedIn {
     pub route: String,
     pub paired_at: i64,
     pub expires_at: i64,
+    /// Whether the sign-in got as far as a token, or may still (its code is waiting to be
+    /// exchanged). One that did neither was approved and then abandoned: it can never answer.
+    pub finished: bool,
 }
 
-/// Every OAuth grant, newest first.
-pub async fn list_grants(pool: &Pool) -> Result<Vec<SignedIn>, OAuthError> {
+/// Every OAuth grant, newest first, with whether each sign-in finished (as of `now`).
+pub async fn list_grants(pool: &Pool, now: i64) -> Result<Vec<SignedIn>, OAuthError> {
     let rows = sqlx::query(
-        "SELECT connection_id, client_id, route, paired_at, expires_at FROM oauth_grants ORDER BY paired_at DESC",
+        "SELECT g.connection_id, g.client_id, g.route, g.paired_at, g.expires_at,
+                EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.connection_id = g.connection_id)
+             OR EXISTS (SELECT 1 FROM oauth_codes c WHERE c.connection_id = g.connection_id
+                          AND c.used_at IS NULL AND c.expires_at > ?)
+           FROM oauth_grants g ORDER BY g.paired_at DESC",
     )
+    .bind(now)
     .fetch_all(pool)
     .await?;
     let mut out = Vec::new();
@@ -931,6 +939,7 @@ pub async fn list_grants(pool: &Pool) -> Result<Vec<SignedIn>, OAuthError> {
                 route: row.get(2),
                 paired_at: row.get(3),
                 expires_at: row.get(4),
+                finished: row.get(5),
             });
         }
     }

@@ -6,7 +6,7 @@
 use askama::Template;
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
-use axum::response::Response;
+use axum::response::{IntoResponse, Redirect, Response};
 
 use super::clients::{self, KeyLine};
 use super::form::{OwnerForm, malformed};
@@ -29,6 +29,8 @@ struct ConnectionsPage {
     base: String,
     section: &'static str,
     rows: Vec<ConnectionRow>,
+    /// How many rows can never answer again (the "Remove them" button's count).
+    stale: usize,
     notice: Option<&'static str>,
     /// Why the last mint was refused, with the label typed, to correct it.
     error: Option<String>,
@@ -55,7 +57,7 @@ pub async fn list(State(state): State<AppState>, owner: Owner, RawQuery(query): 
     let Ok(notice) = params.one("notice") else {
         return malformed();
     };
-    let notice = Notice::parse(notice, &[Notice::Revoked]).map(Notice::text);
+    let notice = Notice::parse(notice, &[Notice::Revoked, Notice::Cleared]).map(Notice::text);
     render(&state, &owner, notice, None, String::new(), StatusCode::OK).await
 }
 
@@ -88,6 +90,29 @@ pub async fn mint(State(state): State<AppState>, form: OwnerForm) -> Response {
     }
 }
 
+/// `POST /app/connections/clear`: removes every sign-in that ended or never finished, as they
+/// are now (not as the page showed them: one that was renewed meanwhile stays).
+pub async fn clear(State(state): State<AppState>, form: OwnerForm) -> Response {
+    let summaries = match summary::without_calls(&state.journal.db).await {
+        Ok(summaries) => summaries,
+        Err(error) => return unavailable(error),
+    };
+    let now = unix_now();
+    for stale in summaries.iter().filter(|s| s.stale(now).is_some()) {
+        match connections::revoke(&state.journal.db, &stale.connection.id).await {
+            // Gone meanwhile (revoked on another page, replaced by a new sign-in): nothing to do.
+            Ok(_) | Err(AuthError::NotFound(_)) => {}
+            Err(error) => return unavailable(error),
+        }
+    }
+    Redirect::to(&format!(
+        "{}/connections?notice={}",
+        form.owner.base,
+        Notice::Cleared.as_str()
+    ))
+    .into_response()
+}
+
 async fn render(
     state: &AppState,
     owner: &Owner,
@@ -108,6 +133,7 @@ async fn render(
         base: owner.base.clone(),
         section: "connections",
         rows: summaries.iter().map(|s| s.row(&facets, now)).collect(),
+        stale: summaries.iter().filter(|s| s.stale(now).is_some()).count(),
         notice,
         error,
         label,

@@ -49,6 +49,7 @@ pub fn router() -> Router<AppState> {
         .route("/{place}/connect/close", post(connect::close_code))
         .route("/{place}/connections", get(connections::list))
         .route("/{place}/connections/mint", post(connections::mint))
+        .route("/{place}/connections/clear", post(connections::clear))
         .route("/{place}/connections/{id}", get(connection::show))
         .route("/{place}/connections/{id}/grant", post(connection::set_grant))
         .route("/{place}/connections/{id}/revoke", post(connection::revoke))

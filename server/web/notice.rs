@@ -16,11 +16,12 @@ pub enum Notice {
     Disconnected,
     Noted,
     GraphReverted,
+    Cleared,
 }
 
 impl Notice {
     #[cfg(test)]
-    const ALL: [Notice; 11] = [
+    const ALL: [Notice; 12] = [
         Notice::CodeClosed,
         Notice::GrantSaved,
         Notice::Revoked,
@@ -32,6 +33,7 @@ impl Notice {
         Notice::Disconnected,
         Notice::Noted,
         Notice::GraphReverted,
+        Notice::Cleared,
     ];
 
     /// The word in the redirect's query.
@@ -48,6 +50,7 @@ impl Notice {
             Notice::Disconnected => "disconnected",
             Notice::Noted => "noted",
             Notice::GraphReverted => "graph-reverted",
+            Notice::Cleared => "cleared",
         }
     }
 
@@ -81,6 +84,9 @@ impl Notice {
             Notice::Noted => "Saved: your note is on the connection, beside the agents' own.",
             Notice::GraphReverted => {
                 "Undone: the connection is back as it was before that change. The undo can be undone too."
+            }
+            Notice::Cleared => {
+                "Removed: the sign-ins that had ended or never finished are gone. Their past calls stay in the activity log."
             }
         }
     }

@@ -16,6 +16,8 @@ pub struct Summary {
     pub route: String,
     /// When a signed-in app's grant ends (30 days after pairing); None for a key (keys never expire).
     pub ends_at: Option<i64>,
+    /// Whether a signed-in app's sign-in got a token or still may (always true for a key).
+    pub finished: bool,
     pub calls: i64,
 }
 
@@ -29,6 +31,11 @@ impl Summary {
         self.ends_at.is_some_and(|ends| ends <= now)
     }
 
+    /// Why this connection can never answer again, if so: the rows the owner may clear in one click.
+    pub fn stale(&self, now: i64) -> Option<&'static str> {
+        stale(self.ends_at, self.finished, now)
+    }
+
     /// The row a table of connections shows.
     pub fn row(&self, facets: &[Facet], now: i64) -> ConnectionRow {
         let connection = &self.connection;
@@ -36,6 +43,8 @@ impl Summary {
             id: connection.id.clone(),
             label: connection.label.clone(),
             kind: if self.is_key() { "key" } else { "signed-in app" },
+            client: self.client_id.as_deref().map(client_origin).unwrap_or_default(),
+            stale: self.stale(now),
             grant: if self.ended(now) {
                 "nothing: the sign-in ended (30 days after pairing)".into()
             } else if connection.grant.write_mode == crate::auth::WriteMode::None {
@@ -64,6 +73,11 @@ pub struct ConnectionRow {
     pub id: String,
     pub label: String,
     pub kind: &'static str,
+    /// Where a signed-in app's identity comes from: the host of its metadata document
+    /// (`claude.ai`), or "registered here"; empty for a key.
+    pub client: String,
+    /// Why the row can never answer again (see [`stale`]); such rows offer a Remove button.
+    pub stale: Option<&'static str>,
     pub grant: String,
     pub route: String,
     pub created: String,
@@ -93,18 +107,46 @@ pub async fn without_calls(db: &crate::db::Pool) -> Result<Vec<Summary>, AuthErr
             client_id: None,
             route: "local".into(),
             ends_at: None,
+            finished: true,
         });
     }
-    for entry in store::list_grants(db).await.map_err(oauth_failure)? {
+    for entry in store::list_grants(db, crate::clock::unix_now())
+        .await
+        .map_err(oauth_failure)?
+    {
         out.push(Summary {
             calls: 0,
             connection: entry.connection,
             client_id: Some(entry.client_id),
             route: entry.route,
             ends_at: Some(entry.expires_at),
+            finished: entry.finished,
         });
     }
     Ok(out)
+}
+
+/// Why a connection can never answer again: a sign-in past its 30 days, or one the owner approved
+/// whose app never came back for its token (the code expired unused). Keys never go stale by
+/// themselves: whether a script still needs one only its owner knows.
+pub fn stale(ends_at: Option<i64>, finished: bool, now: i64) -> Option<&'static str> {
+    if ends_at.is_some_and(|ends| ends <= now) {
+        Some("ended")
+    } else if !finished {
+        Some("never finished")
+    } else {
+        None
+    }
+}
+
+/// How a table names where a signed-in app's identity comes from. A metadata document's client id
+/// is an https URL whose host vouches for the name (`claude.ai`); any other id was made by this
+/// journal's registration endpoint, so the name is only what the app said it was.
+pub fn client_origin(client_id: &str) -> String {
+    match url::Url::parse(client_id) {
+        Ok(url) if url.scheme() == "https" => url.host_str().unwrap_or_default().to_string(),
+        _ => "registered here".to_string(),
+    }
 }
 
 /// One connection by id, or None when there is no such connection (revoked, or never made).
@@ -116,4 +158,32 @@ pub async fn one(db: &crate::db::Pool, id: &str) -> Result<Option<Summary>, Auth
 /// it like any other failure to read the journal.
 pub fn oauth_failure(error: crate::oauth::OAuthError) -> AuthError {
     AuthError::Invalid(error.description)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_is_stale_when_its_sign_in_ended_or_never_finished() {
+        assert_eq!(stale(None, true, 100), None, "a key");
+        assert_eq!(stale(Some(200), true, 100), None, "a live sign-in");
+        assert_eq!(stale(Some(100), true, 100), Some("ended"));
+        assert_eq!(stale(Some(200), false, 100), Some("never finished"));
+        assert_eq!(stale(Some(50), false, 100), Some("ended"));
+    }
+
+    #[test]
+    fn a_metadata_document_names_its_host_and_anything_else_was_registered_here() {
+        assert_eq!(
+            client_origin("https://claude.ai/oauth/claude-code-client-metadata"),
+            "claude.ai"
+        );
+        assert_eq!(
+            client_origin("https://chatgpt.com/oauth/codex/client.json"),
+            "chatgpt.com"
+        );
+        assert_eq!(client_origin("3f9c0d2e-5c1a-4b7e-9a53-0c1d2e3f4a5b"), "registered here");
+        assert_eq!(client_origin("http://example.com/client.json"), "registered here");
+    }
 }

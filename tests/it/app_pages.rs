@@ -38,11 +38,12 @@ async fn stored_code_digest(server: &TestServer) -> Option<Vec<u8>> {
 }
 
 /// Every form of the app that changes something, with fields a page would send (for the key `key_id`).
-fn every_form(key_id: &str) -> [(String, &'static str); 7] {
+fn every_form(key_id: &str) -> [(String, &'static str); 8] {
     [
         ("/app/connect/code".to_string(), "route=local"),
         ("/app/connect/close".into(), "route=local"),
         ("/app/connections/mint".into(), "label=sneaky"),
+        ("/app/connections/clear".into(), ""),
         (
             format!("/app/connections/{key_id}/grant"),
             "category=entities&scope=journal",
@@ -419,6 +420,92 @@ async fn revoking_ends_a_key_and_a_signed_in_app_at_once() {
     let list = text(&get(&server, "/app/connections?notice=revoked", Some(&owner.secret)).await);
     assert!(list.contains("Revoked."));
     assert!(list.contains("Nothing is connected yet"));
+}
+
+#[tokio::test]
+async fn sign_ins_that_can_never_answer_are_marked_and_removed_in_one_click() {
+    let server = TestServer::start().await;
+    let db = &server.journal.db;
+    server.key("unused-script", &["entities"], None).await;
+    let (client_id, _) = crate::oauth::sign_in(&server, &["transcripts"], None).await;
+    let live = store::connection_for_client(db, &client_id).await.unwrap()[0].clone();
+    // The same app approved again, its code not yet exchanged: still signing in, not stale.
+    let pairing = crate::oauth::open_sign_in(&server).await;
+    let (_, challenge) = crate::oauth::pkce();
+    crate::oauth::approved_code(&server, &client_id, &challenge, &pairing, &["entities"]).await;
+    let ids = store::connection_for_client(db, &client_id).await.unwrap();
+    assert_eq!(ids.len(), 2, "the waiting sign-in replaces nothing yet");
+    let waiting = ids.into_iter().find(|id| *id != live).unwrap();
+    let owner = owner_of(&server).await;
+
+    let page = text(&get(&server, "/app/connections", Some(&owner.secret)).await);
+    assert!(!page.contains("never finished"), "{page}");
+    assert!(!page.contains("/app/connections/clear") && !page.contains("connections/clear"));
+    assert!(
+        page.contains("registered here"),
+        "where the app's name comes from: {page}"
+    );
+
+    // Its code expired unused: the app never came back, so that row can never answer.
+    sqlx::query("UPDATE oauth_codes SET expires_at = ?")
+        .bind(unix_now())
+        .execute(db)
+        .await
+        .unwrap();
+    let page = text(&get(&server, "/app/connections", Some(&owner.secret)).await);
+    assert_eq!(page.matches(">never finished<").count(), 1, "one row marked: {page}");
+    assert!(page.contains("One sign-in has ended or never finished"), "{page}");
+    assert_eq!(
+        page.matches("Remove").count(),
+        2,
+        "the clear button and the stale row's: {page}"
+    );
+    let cli = crate::cli::ok(server.root(), &["mcp", "oauth", "list"]);
+    assert_eq!(cli.matches("never finished").count(), 1, "{cli}");
+
+    let cleared = submit(&server, &owner, "/app/connections/clear", "").await;
+    assert_eq!(cleared.status, StatusCode::SEE_OTHER);
+    assert_eq!(
+        cleared.header("location"),
+        Some(crate::app::in_session("/app/connections?notice=cleared", &owner.secret))
+    );
+    assert!(
+        connections::load(db, &waiting).await.unwrap().is_none(),
+        "the stale one went"
+    );
+    assert!(
+        connections::load(db, &live).await.unwrap().is_some(),
+        "the live sign-in stays"
+    );
+    assert_eq!(
+        connections::list_keys(db).await.unwrap().len(),
+        1,
+        "an unused key stays"
+    );
+    let page = text(&get(&server, "/app/connections?notice=cleared", Some(&owner.secret)).await);
+    assert!(page.contains("Removed: the sign-ins that had ended or never finished are gone"));
+    assert!(
+        !page.contains(">never finished<") && !page.contains("Remove it"),
+        "{page}"
+    );
+
+    // Nothing stale: the button removes nothing.
+    let again = submit(&server, &owner, "/app/connections/clear", "").await;
+    assert_eq!(again.status, StatusCode::SEE_OTHER);
+    assert!(connections::load(db, &live).await.unwrap().is_some());
+
+    // The live one's thirty days pass: it is marked ended, with its own Remove button.
+    sqlx::query("UPDATE oauth_grants SET expires_at = ?")
+        .bind(unix_now())
+        .execute(db)
+        .await
+        .unwrap();
+    let page = text(&get(&server, "/app/connections", Some(&owner.secret)).await);
+    assert!(page.contains(">ended<"), "{page}");
+    let removed = submit(&server, &owner, &format!("/app/connections/{live}/revoke"), "").await;
+    assert_eq!(removed.status, StatusCode::SEE_OTHER);
+    assert!(connections::load(db, &live).await.unwrap().is_none());
+    assert_eq!(connections::list_keys(db).await.unwrap().len(), 1);
 }
 
 #[tokio::test]

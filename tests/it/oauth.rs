@@ -500,7 +500,9 @@ async fn the_whole_flow_gives_a_token_with_the_chosen_grant() {
         .await
         .unwrap();
     assert_eq!(entries[0].tool, "search", "audited under the app's name");
-    let listed = store::list_grants(&server.journal.db).await.unwrap();
+    let listed = store::list_grants(&server.journal.db, journal::clock::unix_now())
+        .await
+        .unwrap();
     assert_eq!(listed[0].client_id, client_id);
     assert_eq!(listed[0].expires_at - listed[0].paired_at, 30 * 24 * 3600);
 
@@ -518,7 +520,9 @@ async fn a_second_sign_in_of_one_app_replaces_the_first() {
     let old = Client::connected(&server.url(), first["access_token"].as_str().unwrap()).await;
     let (second_id, second) = sign_in(&server, &["entities"], None).await;
     assert_eq!(first_id, second_id, "the same registration, so the same app");
-    let listed = store::list_grants(&server.journal.db).await.unwrap();
+    let listed = store::list_grants(&server.journal.db, journal::clock::unix_now())
+        .await
+        .unwrap();
     assert_eq!(listed.len(), 1, "{listed:?}");
     let reply = old.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).await;
     assert_eq!(
