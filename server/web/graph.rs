@@ -183,6 +183,7 @@ async fn render(
                     let outgoing = row.from.key == key;
                     let other = if outgoing { &row.to } else { &row.from };
                     Neighbour {
+                        key: other.key.clone(),
                         href: other.href.clone(),
                         label: other.title.clone(),
                         kind: (!row.kind.is_empty()).then(|| row.kind.clone()),

@@ -28,6 +28,16 @@ test('the owner sees an item\'s neighbourhood and overrides a connection in a re
   };
   const made = await call('connect', { from: 'Projects/Atlas/Atlas.md', to: 'Ada Okafor', type: 'sponsor' });
   const connection = made.connection.id;
+  // More around Ada: the same note again (another type, and back the other way, untyped), notes
+  // pointing at her, and ones she points to: one node per item, an arrowhead for each direction.
+  await call('connect', { from: 'Projects/Atlas/Atlas.md', to: 'Ada Okafor', type: 'cites' });
+  await call('connect', { from: 'Ada Okafor', to: 'Projects/Atlas/Atlas.md' });
+  for (const note of ['Inbox.md', 'Ideas.md', 'Projects/Atlas/retro.md', 'Projects/Atlas/dashboards.md']) {
+    await call('connect', { from: note, to: 'Ada Okafor' });
+  }
+  for (const note of ['Quotes.md', 'Projects/Bindery/suppliers.md', 'Projects/half-marathon.md']) {
+    await call('connect', { from: 'Ada Okafor', to: note, type: 'mentioned-in-the-long-weekly-review' });
+  }
   await call('write_connection_note', { id: connection, text: 'The overview names her as sponsor.' });
 
   const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
@@ -48,12 +58,43 @@ test('the owner sees an item\'s neighbourhood and overrides a connection in a re
   const picture = await page.$('svg.neighbourhood');
   const box = await picture.boundingBox();
   assert.ok(box.width > 300 && box.height > 150, `the picture is drawn: ${JSON.stringify(box)}`);
-  assert.equal(await page.locator('svg.neighbourhood line').count(), 1);
-  assert.match(await page.textContent('svg.neighbourhood'), /sponsor/);
+  // One node and one line per item however many connections it shares with Ada.
+  assert.equal(await page.locator('svg.neighbourhood circle').count(), 8);
+  assert.equal(await page.locator('svg.neighbourhood line').count(), 8);
+  assert.match(await page.textContent("svg.neighbourhood"), /cites, sponsor|sponsor, cites/);
+  // Every line has an arrowhead; the note connected both ways, one at each end.
+  const markers = await page.$$eval('svg.neighbourhood line', (lines) => lines.map((line) =>
+    [line.getAttribute('marker-start') ? 'start' : '', line.getAttribute('marker-end') ? 'end' : ''].join('')));
+  assert.ok(markers.every((m) => m !== ''), JSON.stringify(markers));
+  assert.equal(markers.filter((m) => m === 'startend').length, 1, JSON.stringify(markers));
+  // As the browser lays it out: no line passes through any text's box.
+  const crossings = await page.$$eval('svg.neighbourhood', ([svg]) => {
+    const boxes = [...svg.querySelectorAll('text')].map((text) => ({ text: text.textContent, box: text.getBBox() }));
+    const found = [];
+    for (const line of svg.querySelectorAll('line')) {
+      const [x1, y1, x2, y2] = ['x1', 'y1', 'x2', 'y2'].map((a) => Number(line.getAttribute(a)));
+      for (const { text, box } of boxes) {
+        // Sample the segment finely: a point inside a text's box is a crossing.
+        for (let i = 0; i <= 200; i++) {
+          const x = x1 + (x2 - x1) * i / 200;
+          const y = y1 + (y2 - y1) * i / 200;
+          if (x > box.x && x < box.x + box.width && y > box.y && y < box.y + box.height) {
+            found.push(`${text} at ${x.toFixed(0)},${y.toFixed(0)}`);
+            break;
+          }
+        }
+      }
+    }
+    return found;
+  });
+  assert.deepEqual(crossings, [], 'no line through a label');
+  // The search box is styled like the app's other fields.
+  const field = await page.$eval('input#item', (input) => getComputedStyle(input).borderRadius);
+  assert.equal(field, '8px');
   await page.screenshot({ path: join(ARTIFACTS, 'graph-item.png'), fullPage: true });
 
   // The picture links to the neighbour's page.
-  await page.click('svg.neighbourhood a text');
+  await page.click('svg.neighbourhood a:has-text("Project Atlas") text');
   await page.waitForURL(/item=note%3AProjects\/Atlas\/Atlas\.md/);
   assert.equal(await page.textContent('h1'), 'Project Atlas');
 
@@ -70,6 +111,6 @@ test('the owner sees an item\'s neighbourhood and overrides a connection in a re
   await page.click(`form[action$="/graph/${connection}/disconnect"] button`);
   await page.waitForSelector('.notice');
   assert.match(await page.textContent('.notice'), /Removed/);
-  assert.equal(readFileSync(join(home, 'graph.jsonl'), 'utf8'), '');
+  assert.doesNotMatch(readFileSync(join(home, 'graph.jsonl'), 'utf8'), new RegExp(connection));
   assert.deepEqual(problems, [], 'no script errors and no CSP violations');
 });
