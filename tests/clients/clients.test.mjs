@@ -14,7 +14,10 @@
 //     approved to suggest changes, proposes a move that the owner accepts with `journal proposals accept`;
 //   - over stdio (`journal mcp stdio --agent LABEL`, started by the client): `claude mcp list` reports
 //     the journal connected, and Codex's app-server lists the connection's tools and calls note_append,
-//     which lands on disk as that connection's change;
+//     which lands on disk as that connection's change; Gemini CLI (`gemini mcp add -s user journal
+//     JOURNAL --journal DIR mcp stdio --agent gemini`) lists it connected in a trusted folder, offers
+//     all of the connection's tools to the model, and calls note_append when a scripted stand-in for
+//     the Gemini API on loopback asks it to: the call is in the audit as the connection's;
 //   - the default sign-in of Codex (`codex mcp add`, which starts it by itself) and of Claude Code
 //     (`claude mcp login`, under a pseudo-terminal) identify themselves with their client ID metadata
 //     documents; with no network, the journal must know them without fetching: the consent page
@@ -28,8 +31,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  CLAUDE, CODEX, GEMINI, JOURNAL, codexAppServer, journal, lines, ownerApproves, report, sandbox,
-  servedJournal, visitCallback, waitFor,
+  CLAUDE, CODEX, GEMINI, JOURNAL, codexAppServer, declaredFunctions, journal, lines, ownerApproves, report, sandbox,
+  scriptedGeminiApi, servedJournal, visitCallback, waitFor,
 } from './harness.mjs';
 
 const ALL_TOOLS = ['fetch', 'get_entity', 'get_transcript', 'list_entities', 'list_facets', 'list_transcripts',
@@ -74,6 +77,27 @@ function configureCodex(box) {
     'wire_api = "responses"',
     '',
   ].join('\n'));
+}
+
+/** Gemini CLI's user settings before any server is added: no update check, usage statistics or
+ *  telemetry, and the Gemini API key as the way to reach a model (which only the scripted stand-in
+ *  of `scriptedGeminiApi` answers, when a test points GOOGLE_GEMINI_BASE_URL at it). Answers ~/.gemini. */
+function configureGemini(box) {
+  const geminiDir = join(box.home, '.gemini');
+  mkdirSync(geminiDir, { recursive: true });
+  writeFileSync(join(geminiDir, 'settings.json'), JSON.stringify({
+    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+    security: { auth: { selectedType: 'gemini-api-key' } },
+  }, null, 2));
+  return geminiDir;
+}
+
+/** Trusts the sandbox's working folder as Gemini CLI's trust dialog does: ~/.gemini/trustedFolders.json
+ *  maps it to TRUST_FOLDER (in any other folder Gemini disables every MCP server). */
+function trustGeminiFolder(box) {
+  writeFileSync(join(box.home, '.gemini', 'trustedFolders.json'), JSON.stringify({ [box.work]: 'TRUST_FOLDER' }, null, 2));
 }
 
 /** Codex's app-server, initialized, with the journal among its MCP servers: answers the server and
@@ -132,13 +156,7 @@ test('Gemini CLI with a key from the environment: `gemini mcp list` reports the 
   const { home, url } = await servedJournal(t);
   const key = createKey(home, 'gemini-cli');
   const box = sandbox(t, 'gemini');
-  const geminiDir = join(box.home, '.gemini');
-  mkdirSync(geminiDir, { recursive: true });
-  writeFileSync(join(geminiDir, 'settings.json'), JSON.stringify({
-    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
-    privacy: { usageStatisticsEnabled: false },
-    telemetry: { enabled: false },
-  }, null, 2));
+  const geminiDir = configureGemini(box);
 
   // User scope (the default is the project's .gemini/settings.json), and the key by reference: Gemini
   // expands ${JOURNAL_KEY} from its environment when it connects, so no key is written anywhere.
@@ -154,8 +172,7 @@ test('Gemini CLI with a key from the environment: `gemini mcp list` reports the 
   const untrusted = await box.run(GEMINI, ['mcp', 'list'], { env });
   assert.ok(untrusted.code === 0 && lines(untrusted.stdout + untrusted.stderr).includes(`○ journal: ${url} (http) - Disabled`), report(untrusted));
 
-  // Trusting the folder as the trust dialog does: ~/.gemini/trustedFolders.json maps it to TRUST_FOLDER.
-  writeFileSync(join(geminiDir, 'trustedFolders.json'), JSON.stringify({ [box.work]: 'TRUST_FOLDER' }, null, 2));
+  trustGeminiFolder(box);
   const listed = await box.run(GEMINI, ['mcp', 'list'], { env });
   assert.ok(listed.code === 0 && lines(listed.stdout + listed.stderr).includes(`✓ journal: ${url} (http) - Connected`), report(listed));
 });
@@ -320,4 +337,53 @@ test('Claude Code and Codex start the journal over stdio as a connection and cal
   server.stop();
   assert.ok(readFileSync(join(home, 'notes', 'Inbox.md'), 'utf8').endsWith('- from Codex over stdio'));
   assert.match(journal(home, 'notes', 'history', 'Inbox.md'), /agent:local-agent \(local-agent\)/);
+});
+
+test('Gemini CLI starts the journal over stdio: `gemini mcp list` reports it connected, and a tool call lands in the audit', { timeout: 180_000 }, async (t) => {
+  const { home } = await servedJournal(t);
+  createKey(home, 'gemini');
+  journal(home, 'mcp', 'permission', 'set', '--token', 'gemini', '--category', 'notes', '--write', 'force');
+  const box = sandbox(t, 'gemini-stdio');
+  const geminiDir = configureGemini(box);
+
+  // The line README.md and docs/mcp.md give: Gemini takes the command and its arguments after the name.
+  const args = ['--journal', home, 'mcp', 'stdio', '--agent', 'gemini'];
+  const added = await box.run(GEMINI, ['mcp', 'add', '-s', 'user', 'journal', JOURNAL, ...args]);
+  assert.equal(added.code, 0, report(added));
+  assert.ok(lines(added.stdout + added.stderr).includes('MCP server "journal" added to user settings. (stdio)'), report(added));
+  const settings = JSON.parse(readFileSync(join(geminiDir, 'settings.json'), 'utf8'));
+  assert.deepEqual(settings.mcpServers.journal, { command: JOURNAL, args });
+
+  trustGeminiFolder(box);
+  const listed = await box.run(GEMINI, ['mcp', 'list']);
+  assert.ok(listed.code === 0
+    && lines(listed.stdout + listed.stderr).includes(`✓ journal: ${JOURNAL} ${args.join(' ')} (stdio) - Connected`), report(listed));
+
+  // No model: a scripted stand-in for the Gemini API asks for one call of the journal's note_append,
+  // which Gemini CLI makes through the stdio process as it would for the model (--approval-mode yolo
+  // answers its confirmation), then hands the result back.
+  const api = await scriptedGeminiApi(t, (request) => {
+    const asked = JSON.stringify(request.contents ?? []).includes('"functionResponse"');
+    return asked ? [{ text: 'appended' }]
+      : [{ functionCall: { name: 'mcp_journal_note_append', args: { path: 'Inbox.md', text: '- from Gemini over stdio' } } }];
+  });
+  const ran = await box.run(GEMINI, ['-p', 'add a line to my inbox', '--approval-mode', 'yolo'], {
+    env: { GEMINI_API_KEY: 'scripted', GOOGLE_GEMINI_BASE_URL: api.url }, timeoutMs: 90_000,
+  });
+  assert.equal(ran.code, 0, report(ran));
+  assert.ok(lines(ran.stdout).includes('appended'), report(ran));
+  const turns = api.requests.filter((r) => r.url.includes(':streamGenerateContent')).map((r) => r.body);
+  assert.equal(turns.length, 2, report(ran));
+  // Gemini offered the model every tool of the connection (none dropped for its schema), named mcp_journal_*.
+  const offered = declaredFunctions(turns[0]).filter((name) => name.startsWith('mcp_journal_')).sort();
+  assert.deepEqual(offered, [...NOTES_TOOLS, ...WRITE_TOOLS, 'fetch', 'list_facets', 'recall_memory', 'save_memory', 'search']
+    .map((name) => `mcp_journal_${name}`).sort(), JSON.stringify(declaredFunctions(turns[0])));
+  const answered = JSON.stringify(turns[1].contents);
+  assert.match(answered, /"functionResponse"/, answered);
+  assert.match(answered, /\\"status\\":\s*\\"written\\"/, answered);
+
+  assert.ok(readFileSync(join(home, 'notes', 'Inbox.md'), 'utf8').endsWith('- from Gemini over stdio'));
+  const activity = lines(journal(home, 'mcp', 'activity'));
+  assert.ok(activity.some((line) => /^\S+\s+gemini\s+note_append\s+served\s+Inbox\.md \(force\)$/.test(line)), activity.join('\n'));
+  assert.match(journal(home, 'notes', 'history', 'Inbox.md'), /agent:gemini \(gemini\)/);
 });

@@ -248,3 +248,43 @@ export function codexAppServer(box) {
     },
   };
 }
+
+/** A stand-in for the Gemini API on loopback (Gemini CLI reaches it with GEMINI_API_KEY and
+ *  GOOGLE_GEMINI_BASE_URL): no model, a script. Each `streamGenerateContent` request is answered with
+ *  the parts `turn(request)` returns (a functionCall, or text); the one-shot `generateContent` calls
+ *  Gemini CLI makes on the side (its model router) get a fixed JSON answer. `requests` holds every
+ *  request body, parsed. Stopped when the test `t` ends. */
+export async function scriptedGeminiApi(t, turn) {
+  const requests = [];
+  const server = http.createServer((request, response) => {
+    let body = '';
+    request.setEncoding('utf8');
+    request.on('data', (chunk) => { body += chunk; });
+    request.on('end', () => {
+      let parsed = {};
+      try { parsed = JSON.parse(body || '{}'); } catch { /* answered as an empty request */ }
+      requests.push({ url: request.url, body: parsed });
+      const streaming = request.url.includes(':streamGenerateContent');
+      const parts = streaming ? turn(parsed) : [{ text: '{"complexity_reasoning":"scripted","complexity_score":10}' }];
+      const answer = {
+        candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
+        usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 1, totalTokenCount: 2 },
+      };
+      if (streaming) {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.end(`data: ${JSON.stringify(answer)}\r\n\r\n`);
+      } else {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify(answer));
+      }
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => { server.close(); server.closeAllConnections(); });
+  return { url: `http://127.0.0.1:${server.address().port}`, requests };
+}
+
+/** The function names a Gemini API request offers the model. */
+export function declaredFunctions(request) {
+  return (request.tools ?? []).flatMap((tool) => (tool.functionDeclarations ?? []).map((f) => f.name));
+}
