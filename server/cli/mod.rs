@@ -22,6 +22,7 @@ macro_rules! say_raw {
 mod app;
 mod content;
 mod graph;
+mod invocation;
 mod mcp;
 mod notes;
 mod oauth;

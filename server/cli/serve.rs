@@ -109,7 +109,10 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
             say!();
             say!("The key \"demo\" made at the first start still works, and so do the agents signed in since.");
         }
-        print_demo_sign_in(&journal, &url).await?;
+        // The commands printed run as printed: `journal`, or this program's path while `journal`
+        // is not on PATH (right after `cargo run`).
+        let me = super::invocation::command();
+        print_demo_sign_in(&journal, &url, &me).await?;
         say!();
         say!(
             "The sample journal stays in {}: the next `serve --demo` serves it again, `serve --demo --fresh` starts it afresh. Other commands find it while it is served (or add --journal {}).",
@@ -119,10 +122,16 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
         let link = crate::auth::owner::create_link(&journal.db, crate::clock::unix_now()).await?;
         say!();
         say!(
-            "The owner app (a one-time link, for {} minutes; `journal app` makes another):",
+            "The owner app (a one-time link, for {} minutes; `{me} app` makes another):",
             crate::auth::owner::LINK_LIFETIME_SECONDS / 60
         );
         say!("  http://{}/app/signin?t={link}", running.local_addr);
+        if me != "journal" {
+            say!();
+            say!(
+                "`journal` is not on your PATH yet, so the commands above run it as {me}; `cargo install --path .` in the journal's source folder puts it there."
+            );
+        }
     } else {
         say!("the owner app: run `journal app` for a sign-in link");
     }
@@ -200,13 +209,13 @@ fn print_demo_key(url: &str, key: &str) {
 
 /// Opens sign-in on the local route and prints the code with each client's lines, so that an agent
 /// signs in to this journal at once, whatever journal the other commands would pick.
-async fn print_demo_sign_in(journal: &Journal, url: &str) -> anyhow::Result<()> {
+async fn print_demo_sign_in(journal: &Journal, url: &str, me: &str) -> anyhow::Result<()> {
     let code = crate::oauth::store::open_code(&journal.db, crate::routes::LOCAL, crate::clock::unix_now())
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     say!();
     say!(
-        "Or sign an agent in: this pairing code works once, for {} minutes (`journal mcp pairing generate` makes another):",
+        "Or sign an agent in: this pairing code works once, for {} minutes (`{me} mcp pairing generate` makes another):",
         crate::oauth::pairing::LIFETIME_SECONDS / 60
     );
     say!("  {}", crate::oauth::pairing::display(&code));

@@ -1058,6 +1058,8 @@ fn serve_demo(data: &Path, extra: &[&str]) -> (std::process::Child, String, Stri
         .args(extra)
         .env_remove("JOURNAL_HOME")
         .env("XDG_DATA_HOME", data)
+        // `journal` is on PATH only once the test puts it in `data/bin`.
+        .env("PATH", format!("{}:/usr/bin:/bin", data.join("bin").display()))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -1115,6 +1117,26 @@ async fn the_demo_stays_and_commands_find_the_journal_being_served() {
     assert!(printed.contains("/app/signin?t="), "{printed}");
     // The key works.
     crate::harness::Client::connected(&url, &key).await;
+    // `journal` is not on PATH (as after `cargo run`): the commands printed name this program's
+    // path, and run as printed.
+    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_journal"))
+        .canonicalize()
+        .unwrap();
+    let at = printed
+        .find("mcp pairing generate` makes another")
+        .expect("the command is printed");
+    let command = &printed[printed[..at].rfind('`').unwrap() + 1..at + "mcp pairing generate".len()];
+    assert_ne!(command, "journal mcp pairing generate", "{printed}");
+    assert!(printed.contains("`journal` is not on your PATH yet"), "{printed}");
+    assert!(printed.contains(&format!("{} app", command.trim_end_matches(" mcp pairing generate"))));
+    let ran = Command::new("sh")
+        .args(["-c", command])
+        .env_remove("JOURNAL_HOME")
+        .env("XDG_DATA_HOME", data.path())
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
 
     // Without --journal, while it is served, commands act on it (there is no default journal).
     let listed = as_user(data.path(), &["mcp", "token", "list"]);
@@ -1148,8 +1170,13 @@ async fn the_demo_stays_and_commands_find_the_journal_being_served() {
     assert_eq!(refused.status.code(), Some(1));
     assert!(!named.exists(), "no journal made at a named folder either");
 
-    // Started again: the same journal, the same key, a new pairing code.
+    // Started again: the same journal, the same key, a new pairing code; with `journal` on PATH
+    // now, the commands name it.
+    std::fs::create_dir(data.path().join("bin")).unwrap();
+    std::os::unix::fs::symlink(&exe, data.path().join("bin/journal")).unwrap();
     let (child, printed, url) = serve_demo(data.path(), &[]);
+    assert!(printed.contains("`journal mcp pairing generate`"), "{printed}");
+    assert!(!printed.contains("not on your PATH"), "{printed}");
     assert!(printed.contains("made at the first start still works"), "{printed}");
     assert!(!printed.contains("jk_"), "a key is shown once: {printed}");
     assert!(printed.contains("pairing code works once"), "{printed}");
