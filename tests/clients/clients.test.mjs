@@ -21,18 +21,25 @@
 //   - the default sign-in of Codex (`codex mcp add`, which starts it by itself) and of Claude Code
 //     (`claude mcp login`, under a pseudo-terminal) identify themselves with their client ID metadata
 //     documents; with no network, the journal must know them without fetching: the consent page
-//     names them, and the sign-in completes.
+//     names them, and the sign-in completes;
+//   - a new user's first hour: `journal serve --demo` (HOME and XDG_DATA_HOME in a temporary folder, one
+//     port for both starts) makes the sample journal and prints a key, a pairing code and each client's
+//     lines; Codex signs in with the printed line and code, Claude Code is added with the printed key line;
+//     after SIGTERM a second start serves the same journal at the same address and says the key still
+//     works, Codex connects and calls search with the token it had (no second sign-in), the call is in the
+//     demo journal's audit, and Claude Code with the key from the first start lists it connected.
 // A BROWSER script hands each sign-in URL to the test, which plays the owner over HTTP.
 // Run from the repository root: (cd tests/clients && npm ci) && node --test tests/clients/ (JOURNAL_BIN names
 // another journal binary than target/debug/journal). Needs util-linux `script`.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import {
-  CLAUDE, CODEX, GEMINI, JOURNAL, codexAppServer, declaredFunctions, journal, lines, ownerApproves, report, sandbox,
-  scriptedGeminiApi, servedJournal, visitCallback, waitFor,
+  CLAUDE, CODEX, GEMINI, JOURNAL, codexAppServer, declaredFunctions, freePort, journal, lines, ownerApproves, printedCommand,
+  report, sandbox, scriptedGeminiApi, serveDemo, servedJournal, visitCallback, waitFor,
 } from './harness.mjs';
 
 const ALL_TOOLS = ['fetch', 'get_entity', 'get_transcript', 'list_entities', 'list_facets', 'list_transcripts',
@@ -386,4 +393,71 @@ test('Gemini CLI starts the journal over stdio: `gemini mcp list` reports it con
   const activity = lines(journal(home, 'mcp', 'activity'));
   assert.ok(activity.some((line) => /^\S+\s+gemini\s+note_append\s+served\s+Inbox\.md \(force\)$/.test(line)), activity.join('\n'));
   assert.match(journal(home, 'notes', 'history', 'Inbox.md'), /agent:gemini \(gemini\)/);
+});
+
+test('A new user\'s demo: serve --demo, Codex signs in with the printed code, and after a restart Codex and the printed key connect again', { timeout: 240_000 }, async (t) => {
+  const user = mkdtempSync(join(tmpdir(), 'journal-demo-user-'));
+  t.after(() => rmSync(user, { recursive: true, force: true }));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}/mcp`;
+  const clients = { PATH: `${dirname(CODEX)}:${process.env.PATH}` };
+
+  const first = await serveDemo(t, user, port);
+  const made = /^wrote a demo journal to (\S+): /m.exec(first.out);
+  assert.ok(made, first.out);
+  const demo = made[1];
+  assert.equal(demo, join(user, '.local', 'share', 'journal-demo'), first.out);
+  assert.ok(lines(first.out).includes(`serving ${demo} at ${url}`), first.out);
+  const key = /^ {2}export JOURNAL_KEY=(jk_\S+)$/m.exec(first.out)?.[1];
+  assert.ok(key, first.out);
+  const pairing = /this pairing code works once[^\n]*\n {2}([A-Z0-9]{4}-[A-Z0-9]{4})\n/.exec(first.out)?.[1];
+  assert.ok(pairing, first.out);
+
+  // Codex, with the sign-in line the banner prints, run as printed: it signs in by itself, the owner
+  // typing the printed pairing code on the consent page.
+  const codex = sandbox(t, 'codex-demo');
+  configureCodex(codex);
+  const codexLine = printedCommand(first.out, 'Or sign an agent in', 'Codex');
+  assert.equal(codexLine, `codex mcp add journal --url ${url}`);
+  const add = codex.start('sh', ['-c', codexLine], { env: clients });
+  const authorizeUrl = await codex.browserUrl(`codex mcp add to open the browser\n${add.report()}`);
+  const callback = await ownerApproves(authorizeUrl, { client: 'Codex', pairing, categories: ['transcripts', 'entities', 'facets', 'notes'] });
+  const landed = await visitCallback(callback);
+  assert.equal(landed.status, 200, landed.text);
+  await waitFor(() => add.code !== undefined || add.signal !== undefined, 30_000, 'codex mcp add to finish', add.report);
+  assert.equal(add.code, 0, add.report());
+  assert.ok(lines(add.stdout).includes('Successfully logged in.'), add.report());
+
+  // Claude Code with the printed key and its printed line (the key from the shell, as the banner says).
+  const claude = sandbox(t, 'claude-demo');
+  const claudeLine = printedCommand(first.out, 'A key named "demo"', 'Claude Code');
+  const keyAdded = await claude.run('sh', ['-c', claudeLine], { env: { ...clients, JOURNAL_KEY: key } });
+  assert.equal(keyAdded.code, 0, report(keyAdded));
+
+  assert.equal(await first.stop(), 0, `serve --demo ends cleanly on SIGTERM\n${first.log()}`);
+
+  // The second start serves the same journal at the same address, with the same key, and says so.
+  const second = await serveDemo(t, user, port);
+  assert.doesNotMatch(second.out, /wrote a demo journal/, second.out);
+  assert.doesNotMatch(second.out, /export JOURNAL_KEY=/, second.out);
+  assert.ok(lines(second.out).includes(`serving ${demo} at ${url}`), second.out);
+  assert.match(second.out, /The key "demo" made at the first start still works, and so do the agents signed in since\./, second.out);
+
+  // Codex connects with the token it got before the restart (no sign-in) and calls a tool.
+  const { server, entry } = await codexWithJournal(codex);
+  assert.equal(entry.authStatus, 'oAuth', JSON.stringify(entry));
+  assert.ok(Object.keys(entry.tools).includes('search'), JSON.stringify(entry));
+  const threadId = await codexThread(server, codex);
+  const called = await server.request('mcpServer/tool/call', { server: 'journal', threadId, tool: 'search', arguments: { query: 'lease renewal' } });
+  assert.ok(called.result && !called.result.isError, `${JSON.stringify(called)}\n${server.report()}`);
+  assert.ok(JSON.parse(called.result.content[0].text).results.length > 0, called.result.content[0].text);
+  server.stop();
+  assert.equal(codex.browserUrls().length, 1, `Codex opened no second sign-in: ${codex.browserUrls().join('\n')}`);
+  const activity = lines(journal(demo, 'mcp', 'activity'));
+  assert.ok(activity.some((line) => /^\S+\s+Codex\s+search\s+served$/.test(line)), activity.join('\n'));
+
+  // And the key printed at the first start still connects Claude Code.
+  const listed = await claude.run(CLAUDE, ['mcp', 'list']);
+  assert.ok(lines(listed.stdout).includes(`journal: ${url} (HTTP) - ✔ Connected`), report(listed));
+  assert.equal(await second.stop(), 0, second.log());
 });

@@ -111,7 +111,11 @@ export function sandbox(t, name) {
   async function browserUrl(what, timeoutMs = 30_000) {
     return waitFor(() => existsSync(urls) && readFileSync(urls, 'utf8').trim().split('\n').pop(), timeoutMs, what);
   }
-  return { home, work, codexHome, env, browserUrl, start: startHere, run: runHere };
+  /** Every URL the client handed to the browser so far. */
+  function browserUrls() {
+    return existsSync(urls) ? readFileSync(urls, 'utf8').trim().split('\n') : [];
+  }
+  return { home, work, codexHome, env, browserUrl, browserUrls, start: startHere, run: runHere };
 }
 
 /** Polls `probe` until it answers something truthy; throws after `timeoutMs` with `what` and the
@@ -287,4 +291,55 @@ export async function scriptedGeminiApi(t, turn) {
 /** The function names a Gemini API request offers the model. */
 export function declaredFunctions(request) {
   return (request.tools ?? []).flatMap((tool) => (tool.functionDeclarations ?? []).map((f) => f.name));
+}
+
+/** A loopback port nothing listens on now (bound, then let go): for a server that must come back at
+ *  the same address after a restart. */
+export async function freePort() {
+  const server = http.createServer();
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address();
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+/** `journal serve --demo --local-addr 127.0.0.1:PORT` as a new user runs it, with HOME and XDG_DATA_HOME
+ *  in `userHome` (so the sample journal lands in its data folder). Resolves, once the server printed
+ *  "press Ctrl-C to stop" (bounded), with what it printed and `stop()`, which sends SIGTERM and resolves
+ *  with its exit code (SIGKILL after 20 s). Stopped when the test `t` ends. */
+export function serveDemo(t, userHome, port) {
+  const env = { PATH: process.env.PATH, LANG: 'C.UTF-8', HOME: userHome, XDG_DATA_HOME: join(userHome, '.local', 'share') };
+  const child = spawn(JOURNAL, ['serve', '--demo', '--local-addr', `127.0.0.1:${port}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let log = '';
+  child.stdout.on('data', (chunk) => { out += chunk; });
+  child.stderr.on('data', (chunk) => { log = (log + chunk).slice(-20_000); });
+  const exited = new Promise((r) => child.on('exit', (code, signal) => r(code ?? signal)));
+  const stop = async () => {
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const code = await exited;
+    clearTimeout(timer);
+    return code;
+  };
+  t.after(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); });
+  return new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve --demo did not finish its banner in 60 s:\n${out}\n${log}`)), 60_000);
+    child.stdout.on('data', () => {
+      if (out.includes('press Ctrl-C to stop')) {
+        clearTimeout(timer);
+        resolvePromise({ out, log: () => log, stop });
+      }
+    });
+    exited.then((code) => { clearTimeout(timer); reject(new Error(`serve --demo exited with ${code}:\n${out}\n${log}`)); });
+  });
+}
+
+/** The command printed under `# CLIENT` in the part of a `serve --demo` banner that starts with `part`. */
+export function printedCommand(banner, part, client) {
+  const rest = banner.slice(banner.indexOf(part));
+  const all = lines(rest);
+  const at = all.findIndex((line) => line.trim() === `# ${client}`);
+  assert.ok(banner.includes(part) && at >= 0, `the banner has "${part}" and under it "# ${client}":\n${banner}`);
+  return all[at + 1].trim();
 }
