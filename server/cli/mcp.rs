@@ -29,7 +29,8 @@ pub enum McpCommand {
     #[command(subcommand)]
     Oauth(super::oauth::OauthCommand),
     /// Serve MCP over standard input and output for an agent on this computer, as an existing
-    /// connection (e.g. `claude mcp add journal -- journal mcp stdio --agent claude`).
+    /// connection (e.g. `claude mcp add --scope user journal -- journal --journal DIR mcp stdio
+    /// --agent claude`; name the journal: some agents pass their servers few environment variables).
     Stdio {
         /// The connection to act as: a key's label (or a signed-in app's name). Its grant, write
         /// mode, identity and audit trail apply.

@@ -53,51 +53,105 @@ const STANDARD_FORMATS: [&str; 19] = [
 ];
 
 /// Keeps schemas to what every client reads without a warning: only standard formats (a Rust
-/// number type's `uint` goes; its `minimum: 0` already says it), and `{}` wherever a subschema is
-/// the bare `true` (any value), which strict validators refuse where they expect an object.
+/// number type's `uint` goes; its `minimum: 0` already says it), and wherever a subschema accepts
+/// any value (the bare `true`, or an object with no keyword that constrains, such as `{}` or only a
+/// description) the same said with types: `anyOf` one branch per JSON type. Strict validators
+/// refuse a bare `true` where they expect an object, and linters warn about a schema that
+/// constrains nothing.
 fn standard(value: &mut Value) {
-    match value {
-        Value::Object(object) => {
-            if object
-                .get("format")
-                .and_then(Value::as_str)
-                .is_some_and(|format| !STANDARD_FORMATS.contains(&format))
-            {
-                object.remove("format");
-            }
-            for (key, child) in object.iter_mut() {
-                if *child == Value::Bool(true) && SUBSCHEMA_KEYS.contains(&key.as_str()) {
-                    *child = Value::Object(Map::new());
-                }
-                // Under `properties` (and the like), every value is a subschema.
-                if let Value::Object(named) = child
-                    && NAMED_SUBSCHEMA_KEYS.contains(&key.as_str())
-                {
-                    for schema in named.values_mut() {
-                        if *schema == Value::Bool(true) {
-                            *schema = Value::Object(Map::new());
-                        }
-                    }
-                }
-                if let Value::Array(list) = child
-                    && LISTED_SUBSCHEMA_KEYS.contains(&key.as_str())
-                {
-                    for schema in list.iter_mut() {
-                        if *schema == Value::Bool(true) {
-                            *schema = Value::Object(Map::new());
-                        }
-                    }
-                }
-                standard(child);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(standard),
-        _ => {}
+    if let Value::Object(object) = value
+        && object
+            .get("format")
+            .and_then(Value::as_str)
+            .is_some_and(|format| !STANDARD_FORMATS.contains(&format))
+    {
+        object.remove("format");
     }
+    children_mut(value, &mut |keyword, child| {
+        if *child == Value::Bool(true) {
+            *child = Value::Object(Map::new());
+        }
+        // Under `not`, a schema that takes anything means "nothing": leave its meaning alone.
+        if keyword != "not"
+            && let Value::Object(object) = child
+            && !constrains(object)
+        {
+            object.insert("anyOf".into(), any_value());
+        }
+        standard(child);
+    });
 }
 
-/// What in a schema a strict client would warn about: a format JSON Schema does not define, or a
-/// subschema that is the bare `true`; each with where it is. Empty for every schema `of` makes.
+/// Any JSON value, said with types: one single-type branch each (a `type` array is less portable).
+fn any_value() -> Value {
+    let branches = ["string", "number", "boolean", "null", "array", "object"]
+        .into_iter()
+        .map(|kind| {
+            let mut branch = Map::new();
+            branch.insert("type".into(), Value::String(kind.into()));
+            Value::Object(branch)
+        })
+        .collect();
+    Value::Array(branches)
+}
+
+/// Whether a schema object has a keyword that limits what it accepts (as opposed to annotations
+/// such as `description`).
+fn constrains(object: &Map<String, Value>) -> bool {
+    object.keys().any(|key| CONSTRAINING.contains(&key.as_str()))
+        || (object.contains_key("if") && (object.contains_key("then") || object.contains_key("else")))
+}
+
+const CONSTRAINING: [&str; 44] = [
+    "type",
+    "enum",
+    "const",
+    "multipleOf",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "pattern",
+    "format",
+    "contentMediaType",
+    "contentEncoding",
+    "contentSchema",
+    "maxItems",
+    "minItems",
+    "uniqueItems",
+    "maxContains",
+    "minContains",
+    "maxProperties",
+    "minProperties",
+    "required",
+    "dependentRequired",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "items",
+    "prefixItems",
+    "contains",
+    "additionalItems",
+    "unevaluatedItems",
+    "properties",
+    "patternProperties",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "propertyNames",
+    "dependentSchemas",
+    "dependencies",
+    "$ref",
+    "$dynamicRef",
+    "$recursiveRef",
+    "$defs",
+];
+
+/// What in a schema a strict client would warn about: a format JSON Schema does not define, a
+/// subschema that is the bare `true`, or one that constrains nothing; each with where it is.
+/// Empty for every schema `of` makes.
 pub fn nonstandard(value: &Value) -> Vec<String> {
     let mut found = Vec::new();
     walk(value, "", &mut found);
@@ -105,36 +159,68 @@ pub fn nonstandard(value: &Value) -> Vec<String> {
 }
 
 fn walk(value: &Value, at: &str, found: &mut Vec<String>) {
-    match value {
-        Value::Object(object) => {
-            if let Some(format) = object.get("format").and_then(Value::as_str)
-                && !STANDARD_FORMATS.contains(&format)
-            {
-                found.push(format!("{at}: format \"{format}\""));
+    if let Some(format) = value.get("format").and_then(Value::as_str)
+        && !STANDARD_FORMATS.contains(&format)
+    {
+        found.push(format!("{at}: format \"{format}\""));
+    }
+    children(value, at, &mut |keyword, here, child| {
+        match child {
+            Value::Bool(true) => found.push(format!("{here}: true")),
+            Value::Object(object) if keyword != "not" && !constrains(object) => {
+                found.push(format!("{here}: constrains nothing"));
             }
-            for (key, child) in object {
-                let here = format!("{at}.{key}");
-                if SUBSCHEMA_KEYS.contains(&key.as_str()) && *child == Value::Bool(true) {
-                    found.push(format!("{here}: true"));
-                }
-                if NAMED_SUBSCHEMA_KEYS.contains(&key.as_str())
-                    && let Value::Object(named) = child
-                {
-                    for (name, _) in named.iter().filter(|(_, s)| **s == Value::Bool(true)) {
-                        found.push(format!("{here}.{name}: true"));
-                    }
-                }
-                if LISTED_SUBSCHEMA_KEYS.contains(&key.as_str())
-                    && let Value::Array(list) = child
-                    && list.contains(&Value::Bool(true))
-                {
-                    found.push(format!("{here}: a bare true"));
-                }
-                walk(child, &here, found);
+            _ => {}
+        }
+        walk(child, &here, found);
+    });
+}
+
+/// Calls `visit` with each subschema directly inside `schema` (under `items`, each of
+/// `properties`, each of `anyOf`, ...) and the keyword it is under.
+fn children_mut(schema: &mut Value, visit: &mut dyn FnMut(&str, &mut Value)) {
+    let Value::Object(object) = schema else {
+        return;
+    };
+    for (key, child) in object.iter_mut() {
+        let keyword = key.as_str();
+        if SUBSCHEMA_KEYS.contains(&keyword) {
+            visit(keyword, child);
+        } else if NAMED_SUBSCHEMA_KEYS.contains(&keyword)
+            && let Value::Object(named) = child
+        {
+            named.values_mut().for_each(|schema| visit(keyword, schema));
+        } else if LISTED_SUBSCHEMA_KEYS.contains(&keyword)
+            && let Value::Array(list) = child
+        {
+            list.iter_mut().for_each(|schema| visit(keyword, schema));
+        }
+    }
+}
+
+/// `children_mut` for reading, with where each subschema is (`.properties.rows.items`).
+fn children(schema: &Value, at: &str, visit: &mut dyn FnMut(&str, String, &Value)) {
+    let Value::Object(object) = schema else {
+        return;
+    };
+    for (key, child) in object {
+        let keyword = key.as_str();
+        let here = format!("{at}.{key}");
+        if SUBSCHEMA_KEYS.contains(&keyword) {
+            visit(keyword, here, child);
+        } else if NAMED_SUBSCHEMA_KEYS.contains(&keyword)
+            && let Value::Object(named) = child
+        {
+            for (name, schema) in named {
+                visit(keyword, format!("{here}.{name}"), schema);
+            }
+        } else if LISTED_SUBSCHEMA_KEYS.contains(&keyword)
+            && let Value::Array(list) = child
+        {
+            for (i, schema) in list.iter().enumerate() {
+                visit(keyword, format!("{here}[{i}]"), schema);
             }
         }
-        Value::Array(items) => items.iter().for_each(|item| walk(item, at, found)),
-        _ => {}
     }
 }
 
@@ -228,6 +314,8 @@ mod tests {
         rows: Vec<Vec<Value>>,
         extra: std::collections::BTreeMap<String, Value>,
         one: Value,
+        /// A value described but not constrained.
+        described: Value,
     }
 
     mod chrono_like {
@@ -256,10 +344,35 @@ mod tests {
         assert_eq!(raw["properties"]["count"]["format"], "uint32");
         let schema = of::<Output>();
         assert_eq!(nonstandard(&schema), Vec::<String>::new());
-        assert_eq!(nonstandard(&raw).len(), 7, "{:?}", nonstandard(&raw));
+        assert_eq!(nonstandard(&raw).len(), 8, "{:?}", nonstandard(&raw));
         assert_eq!(schema["properties"]["count"]["minimum"], 0);
         assert_eq!(schema["properties"]["when"]["format"], "date-time");
-        assert_eq!(schema["properties"]["rows"]["items"]["items"], serde_json::json!({}));
+        // Any value, said with one type per branch.
+        let any = serde_json::json!({"anyOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"},
+            {"type": "null"}, {"type": "array"}, {"type": "object"}]});
+        assert_eq!(schema["properties"]["rows"]["items"]["items"], any);
+        assert_eq!(schema["properties"]["one"], any);
+        assert_eq!(schema["properties"]["extra"]["additionalProperties"], any);
+        assert_eq!(schema["properties"]["described"]["anyOf"], any["anyOf"]);
+        assert_eq!(
+            schema["properties"]["described"]["description"],
+            "A value described but not constrained."
+        );
+    }
+
+    #[test]
+    fn a_schema_that_constrains_nothing_is_found_and_a_negated_one_left_alone() {
+        let found = nonstandard(&serde_json::json!({"type": "object", "properties": {
+            "a": {}, "b": {"description": "x"}, "c": {"type": "string"}, "d": {"not": {}},
+            "e": {"anyOf": [{"type": "string"}, {}]}}}));
+        assert_eq!(
+            found,
+            vec![
+                ".properties.a: constrains nothing",
+                ".properties.b: constrains nothing",
+                ".properties.e.anyOf[1]: constrains nothing"
+            ]
+        );
     }
 
     #[test]

@@ -1051,7 +1051,20 @@ fn as_user(data: &Path, args: &[&str]) -> Output {
 
 /// Starts `journal serve --demo` (and `extra`) as a new user; answers the child, what it printed up
 /// to "press Ctrl-C", and its MCP address.
-fn serve_demo(data: &Path, extra: &[&str]) -> (std::process::Child, String, String) {
+/// A demo server that is killed if the test fails before stopping it (a failing assertion must not
+/// leave a server running).
+struct Served(Option<std::process::Child>);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn serve_demo(data: &Path, extra: &[&str]) -> (Served, String, String) {
     use std::io::{BufRead, BufReader};
     let mut child = Command::new(env!("CARGO_BIN_EXE_journal"))
         .args(["serve", "--demo", "--local-addr", "127.0.0.1:0"])
@@ -1078,10 +1091,12 @@ fn serve_demo(data: &Path, extra: &[&str]) -> (std::process::Child, String, Stri
     std::thread::spawn(move || lines.for_each(drop));
     let at = printed.find("at http://").expect("the address is printed") + 3;
     let url = printed[at..].split_whitespace().next().unwrap().to_string();
-    (child, printed, url)
+    (Served(Some(child)), printed, url)
 }
 
-fn stop(mut child: std::process::Child) {
+/// Stops a demo server as Ctrl-C would, and checks that it stopped cleanly.
+fn stop(mut served: Served) {
+    let mut child = served.0.take().unwrap();
     rustix::process::kill_process(
         rustix::process::Pid::from_raw(child.id() as i32).unwrap(),
         rustix::process::Signal::TERM,
