@@ -42,8 +42,12 @@ pub struct ConnectionLimits {
     /// The whole request head (request line and headers); larger heads get 431.
     pub max_head_bytes: usize,
     /// How long a client may take to send a request head, including the wait for the next request
-    /// on a kept-alive connection.
+    /// on a kept-alive connection (hyper times both with one timer). Longer than clients keep an idle
+    /// connection themselves (httpx 5 s, Node 4 s): a client must drop an idle connection before the
+    /// server does, or a request it sends as the server closes is lost without an answer.
     pub head_deadline: Duration,
+    /// How long a TLS route's handshake may take.
+    pub handshake_deadline: Duration,
     /// How long graceful shutdown waits for requests in flight.
     pub drain: Duration,
 }
@@ -52,7 +56,8 @@ impl Default for ConnectionLimits {
     fn default() -> ConnectionLimits {
         ConnectionLimits {
             max_head_bytes: 40 * 1024,
-            head_deadline: Duration::from_secs(5),
+            head_deadline: Duration::from_secs(15),
+            handshake_deadline: Duration::from_secs(5),
             drain: Duration::from_secs(10),
         }
     }
@@ -267,7 +272,7 @@ pub(crate) async fn accept_loop(
                 let (acceptor, watcher, http) = (acceptor.clone(), graceful.watcher(), http.clone());
                 tokio::spawn(async move {
                     let _admission = admission;
-                    let Ok(Ok(stream)) = tokio::time::timeout(limits.head_deadline, acceptor.accept(stream)).await
+                    let Ok(Ok(stream)) = tokio::time::timeout(limits.handshake_deadline, acceptor.accept(stream)).await
                     else {
                         return;
                     };

@@ -313,6 +313,51 @@ async fn oversized_and_slow_request_heads_are_cut_off() {
     Client::connected(&server.url(), &key).await;
 }
 
+/// A kept-alive connection left idle as long as clients keep one themselves (httpx and the Python
+/// SDK: 5 s) still answers its next request: the server must not close it first, or a request sent
+/// just as it closes is lost without an answer (a client does not resend a POST).
+#[tokio::test]
+async fn a_connection_idle_as_long_as_clients_keep_one_still_answers() {
+    let server = TestServer::start().await;
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    let request = format!(
+        "GET /.well-known/oauth-protected-resource HTTP/1.1\r\nHost: {}\r\n\r\n",
+        server.addr
+    );
+    /// One response: its head, then exactly the Content-Length bytes of its body.
+    async fn answer(stream: &mut TcpStream) -> String {
+        let mut got = Vec::new();
+        let mut byte = [0u8; 1];
+        while !got.ends_with(b"\r\n\r\n") {
+            assert_eq!(stream.read(&mut byte).await.unwrap(), 1, "closed before an answer");
+            got.push(byte[0]);
+        }
+        let head = String::from_utf8(got).unwrap();
+        let length: usize = head
+            .lines()
+            .find_map(|line| {
+                line.to_ascii_lowercase()
+                    .strip_prefix("content-length: ")
+                    .map(str::to_string)
+            })
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let mut body = vec![0u8; length];
+        stream.read_exact(&mut body).await.unwrap();
+        head
+    }
+    stream.write_all(request.as_bytes()).await.unwrap();
+    assert!(answer(&mut stream).await.starts_with("HTTP/1.1 200"));
+    tokio::time::sleep(Duration::from_millis(5_500)).await;
+    stream.write_all(request.as_bytes()).await.unwrap();
+    assert!(
+        answer(&mut stream).await.starts_with("HTTP/1.1 200"),
+        "the same connection answers"
+    );
+}
+
 // A client that sends its head but dribbles its body is answered 408 when the body deadline (5 s)
 // passes, and the server goes on serving.
 #[tokio::test]
