@@ -1,18 +1,21 @@
-//! journal: a personal journal served to AI agents over MCP, safely.
+//! journal: a personal journal served to AI agents over MCP, safely. This crate is the server:
+//! everything that speaks HTTP, TLS or HTML, and the CLI. It stands on two floors, each its own
+//! crate so that the compiler holds the layers: `journal-store` (the content and its storage) and
+//! `journal-access` (who may see what); it re-exports them under the names its code uses.
 //!
 //! How the parts depend on each other (arrows point at what is used):
 //!
 //! ```text
-//! cli ──► server ──► routes ──► mcp ───► auth ──► db
+//! cli ──► server ──► routes ──► mcp ───► auth (journal-access) ──► db
 //!  │                     │         │        ▲
 //!  │                     ├──────► oauth ────┤
 //!  │                     └──────► web ──────┘
-//!  └─────────────────────────────────┴──────────► journal ──► db
+//!  └─────────────────────────────────┴──────────► journal (journal-store) ──► db
 //! ```
 //!
-//! - `journal`: the content (plain files), their catalog and search index. Knows nothing of HTTP,
-//!   MCP or who is asking.
-//! - `auth`: connections, keys, grants, the audit log.
+//! - `journal` (journal-store): the content (plain files), their catalog and search index. Knows
+//!   nothing of HTTP, MCP or who is asking.
+//! - `auth` (journal-access): connections, keys, grants, the audit log.
 //! - `mcp`: JSON-RPC, sessions, the Streamable HTTP transport and the tools.
 //! - `oauth`: the authorization server (discovery, registration, consent, tokens) that lets agents sign in.
 //! - `web`: the owner app at `/app` (sign-in with a one-time link, the overview), on the local route only.
@@ -25,29 +28,27 @@
 //!   connection limits.
 //! - `server`: listeners, background upkeep, shutdown. `cli`: the commands people type.
 //! - Below every feature: `db` (the pool, write transactions), `secret` (random secrets and their
-//!   digests), `clock`, `fsio` (durable private files) and `page` (what every HTML page and form shares).
-//!   `journal` uses no feature, `auth` neither `oauth` nor `mcp`, and `mcp` gets connections resolved by
-//!   `auth::credentials` (checked by `tests/it/layers.rs`).
+//!   digests), `clock`, `fsio` (durable private files), all in journal-store, and `page` (what every
+//!   HTML page and form shares). `mcp` gets connections resolved by `auth::credentials` (checked by
+//!   `tests/it/layers.rs` until the features are crates of their own).
 //!
 //! docs/ARCHITECTURE.md has the module map and the path of a request.
 
 pub mod alloc;
 pub mod app;
-pub mod auth;
 pub mod bench;
 pub mod cli;
-pub mod clock;
 pub mod config;
-pub mod db;
 pub mod domain;
-pub mod fsio;
-pub mod journal;
 pub mod lan;
 pub mod mcp;
 pub mod oauth;
 pub mod page;
 pub mod routes;
-pub mod secret;
 pub mod server;
 pub mod tls;
 pub mod web;
+
+// The floors below, under the names the server's code and its tests use for them.
+pub use journal_access::auth;
+pub use journal_store::{clock, db, fsio, journal, secret};

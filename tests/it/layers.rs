@@ -1,6 +1,8 @@
-//! The layering ARCHITECTURE.md promises, read from the source: which modules each part may use.
-//! A change that makes `journal` reach into a feature, `auth` into sign-in or MCP, or MCP into
-//! sign-in's tables fails here, before the cycle grows.
+//! The layering ARCHITECTURE.md promises. The floors are crates, so the compiler holds them: the
+//! store (`crates/store`) cannot name access or any feature, and access (`crates/access`) cannot
+//! name a feature. What is checked here is what the compiler does not: that no HTTP, TLS or
+//! template crate reaches the floors through their dependencies (read from `cargo metadata`), and,
+//! inside the server crate until its features are crates of their own, which modules each may use.
 
 use std::path::{Path, PathBuf};
 
@@ -49,18 +51,68 @@ fn assert_uses_none_of(part: &str, forbidden: &[&str]) {
     }
 }
 
-const FEATURES: [&str; 10] = [
-    "auth", "oauth", "mcp", "web", "routes", "server", "cli", "lan", "domain", "app",
+/// Every package the crate `name` depends on, directly or not (normal dependencies, not dev or build).
+fn dependency_closure(name: &str) -> std::collections::BTreeSet<String> {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--offline", "--locked"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let packages = metadata["packages"].as_array().unwrap();
+    let id_of = |name: &str| {
+        packages.iter().find(|p| p["name"] == name).map(|p| p["id"].as_str().unwrap().to_string()).unwrap()
+    };
+    let nodes = metadata["resolve"]["nodes"].as_array().unwrap();
+    let name_of = |id: &str| packages.iter().find(|p| p["id"] == id).unwrap()["name"].as_str().unwrap().to_string();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut stack = vec![id_of(name)];
+    while let Some(id) = stack.pop() {
+        let node = nodes.iter().find(|n| n["id"] == id.as_str()).unwrap();
+        for dep in node["deps"].as_array().unwrap() {
+            let normal = dep["dep_kinds"].as_array().unwrap().iter().any(|k| k["kind"].is_null());
+            let dep_id = dep["pkg"].as_str().unwrap().to_string();
+            if normal && seen.insert(name_of(&dep_id)) {
+                stack.push(dep_id);
+            }
+        }
+    }
+    seen
+}
+
+/// What speaks HTTP or TLS or renders pages: none of it belongs below the features.
+const ABOVE_THE_FLOORS: [&str; 12] = [
+    "axum",
+    "hyper",
+    "hyper-util",
+    "hyper-rustls",
+    "tower",
+    "tower-layer",
+    "tower-service",
+    "rustls",
+    "tokio-rustls",
+    "askama",
+    "instant-acme",
+    "rcgen",
 ];
 
 #[test]
-fn the_domain_uses_no_feature() {
-    assert_uses_none_of("journal", &FEATURES);
-}
-
-#[test]
-fn access_state_uses_neither_sign_in_nor_mcp() {
-    assert_uses_none_of("auth", &["oauth", "mcp", "web", "routes", "server", "cli", "app"]);
+fn no_http_tls_or_template_crate_reaches_the_floors() {
+    for floor in ["journal-store", "journal-access"] {
+        let closure = dependency_closure(floor);
+        assert!(closure.contains("sqlx"), "{floor}: the closure is read ({closure:?})");
+        for above in ABOVE_THE_FLOORS {
+            assert!(!closure.contains(above), "{floor} depends on {above}");
+        }
+    }
+    assert!(
+        !dependency_closure("journal-store").contains("journal-access"),
+        "the store stands below access"
+    );
+    // And the check can fail: the server has them.
+    let server = dependency_closure("journal");
+    assert!(server.contains("axum") && server.contains("rustls"));
 }
 
 #[test]
@@ -69,9 +121,6 @@ fn mcp_sees_only_resolved_credentials() {
 }
 
 #[test]
-fn the_shared_layers_use_no_feature() {
-    for part in ["secret", "clock", "fsio", "db"] {
-        assert_uses_none_of(part, &FEATURES);
-    }
+fn the_pages_layer_uses_no_feature() {
     assert_uses_none_of("page", &["oauth", "mcp", "web", "routes", "server", "cli", "app"]);
 }

@@ -12,7 +12,7 @@ Three keys minted with the CLI, each used through the SDK's ClientSession (initi
   notes answer note_read and search exactly as a note or word that does not exist.
 
 What is expected is worked out from the vault files `journal demo` wrote (their frontmatter, bytes and words) and
-from the demo's constants in server/journal/demo_notes.rs, never copied from the server's answers.
+from the demo's constants in crates/store/src/journal/demo_notes.rs, never copied from the server's answers.
 """
 
 import asyncio

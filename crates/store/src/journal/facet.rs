@@ -30,8 +30,8 @@ pub struct Facet {
 }
 
 impl Facet {
-    /// A facet with only an id and a name, for the tests of code that reads facets.
-    #[cfg(test)]
+    /// A facet with only an id and a name, for the tests of code that reads facets (in this crate
+    /// and the ones above it, whose tests cannot see this crate's `cfg(test)` items).
     pub fn sample(id: &str, name: &str) -> Facet {
         Facet {
             id: id.into(),

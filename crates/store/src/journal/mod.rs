@@ -42,7 +42,7 @@ pub const CATEGORIES: [&str; 4] = ["transcripts", "entities", "facets", "notes"]
 pub struct Journal {
     root: PathBuf,
     pub db: Pool,
-    pub(crate) index: SearchIndex,
+    pub index: SearchIndex,
     /// Facets as last read from their files (there are few; read on every catalog change).
     facets: RwLock<Arc<Vec<Facet>>>,
     /// One catalog sync at a time within this process.
