@@ -53,8 +53,15 @@ fn assert_uses_none_of(part: &str, forbidden: &[&str]) {
 
 /// Every package the crate `name` depends on, directly or not (normal dependencies, not dev or build).
 fn dependency_closure(name: &str) -> std::collections::BTreeSet<String> {
+    // This machine's platform only: the packages other platforms need are never downloaded here.
+    let rustc = std::process::Command::new("rustc").arg("-vV").output().unwrap();
+    let host = String::from_utf8(rustc.stdout)
+        .unwrap()
+        .lines()
+        .find_map(|line| line.strip_prefix("host: ").map(str::to_string))
+        .unwrap();
     let out = std::process::Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--offline", "--locked"])
+        .args(["metadata", "--format-version", "1", "--offline", "--locked", "--filter-platform", &host])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
