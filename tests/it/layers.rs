@@ -61,7 +61,15 @@ fn dependency_closure(name: &str) -> std::collections::BTreeSet<String> {
         .find_map(|line| line.strip_prefix("host: ").map(str::to_string))
         .unwrap();
     let out = std::process::Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--offline", "--locked", "--filter-platform", &host])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--offline",
+            "--locked",
+            "--filter-platform",
+            &host,
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
@@ -69,10 +77,19 @@ fn dependency_closure(name: &str) -> std::collections::BTreeSet<String> {
     let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let packages = metadata["packages"].as_array().unwrap();
     let id_of = |name: &str| {
-        packages.iter().find(|p| p["name"] == name).map(|p| p["id"].as_str().unwrap().to_string()).unwrap()
+        packages
+            .iter()
+            .find(|p| p["name"] == name)
+            .map(|p| p["id"].as_str().unwrap().to_string())
+            .unwrap()
     };
     let nodes = metadata["resolve"]["nodes"].as_array().unwrap();
-    let name_of = |id: &str| packages.iter().find(|p| p["id"] == id).unwrap()["name"].as_str().unwrap().to_string();
+    let name_of = |id: &str| {
+        packages.iter().find(|p| p["id"] == id).unwrap()["name"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
     let mut seen = std::collections::BTreeSet::new();
     let mut stack = vec![id_of(name)];
     while let Some(id) = stack.pop() {
