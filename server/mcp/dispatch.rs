@@ -120,7 +120,7 @@ async fn tools_call(state: &AppState, caller: &Caller, id: Value, mut params: Ma
     let connection = &caller.connection;
     // A write tool's call says which note and in which mode, whatever its outcome.
     let change = tool.writes().then(|| audit::Change {
-        path: tools::written_path(&arguments),
+        path: tools::touched(tool, &arguments),
         write_mode: connection.grant.write_mode.as_str().into(),
     });
     let record = audit::Record {
@@ -150,7 +150,7 @@ async fn tools_call(state: &AppState, caller: &Caller, id: Value, mut params: Ma
         None
     };
     let outcome = if offered {
-        tools::call(tool.name, arguments, &context).await
+        tools::call(tool, arguments, &context).await
     } else {
         Err(ToolError::Refused(format!(
             "this connection's access does not include {name}; the owner can change that"

@@ -24,6 +24,7 @@ pub const DEF: ToolDef = ToolDef {
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<WriteOutput>,
+    handler: handler!(write),
 };
 
 /// Arguments of connect.
@@ -35,6 +36,12 @@ pub struct Args {
     /// 1-64 lowercase letters, digits, - or _ (supports, part-of).
     #[serde(rename = "type")]
     pub kind: Option<ConnectionType>,
+}
+
+impl super::Touches for Args {
+    fn touched(&self) -> String {
+        format!("{} → {}", self.from, self.to)
+    }
 }
 
 pub async fn run(context: &ToolContext<'_>, args: Args, arguments: Value) -> Result<ToolOutput, ToolError> {

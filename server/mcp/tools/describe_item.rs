@@ -23,6 +23,7 @@ pub const DEF: ToolDef = ToolDef {
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<Output>,
+    handler: handler!(read),
 };
 
 /// The connections one answer shows; find_connections pages through more.

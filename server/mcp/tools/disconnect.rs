@@ -21,6 +21,7 @@ pub const DEF: ToolDef = ToolDef {
     idempotent: false,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<WriteOutput>,
+    handler: handler!(write),
 };
 
 /// Arguments of disconnect.
@@ -29,6 +30,12 @@ pub const DEF: ToolDef = ToolDef {
 pub struct Args {
     /// The connection's id (from find_connections or connect).
     pub id: ConnectionId,
+}
+
+impl super::Touches for Args {
+    fn touched(&self) -> String {
+        self.id.to_string()
+    }
 }
 
 pub async fn run(context: &ToolContext<'_>, args: Args, arguments: Value) -> Result<ToolOutput, ToolError> {

@@ -21,6 +21,7 @@ pub const DEF: ToolDef = ToolDef {
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<Output>,
+    handler: handler!(read),
 };
 
 /// Which way a connection runs from the item.

@@ -5,6 +5,35 @@
 //! connection sees, and the enums in their schemas, follow from its grant here; `dispatch` checks the
 //! grant again on every call, so a narrowed grant refuses at once.
 
+/// A tool's `Handler`, made from the `run` function (and, for a write tool, the `Args` type) of the
+/// file it is written in: `handler!(read)` for a tool that takes its typed arguments,
+/// `handler!(write)` for one that also keeps the arguments as sent (with a proposal) and names what
+/// it touches for the audit (`Args: Touches`).
+macro_rules! handler {
+    (read) => {
+        $crate::mcp::tools::Handler {
+            call: |context, arguments| {
+                $crate::mcp::tools::boxed(async move { run(context, $crate::mcp::tools::parse(arguments)?).await })
+            },
+            touched: |_| None,
+        }
+    };
+    (write) => {
+        $crate::mcp::tools::Handler {
+            call: |context, arguments| {
+                $crate::mcp::tools::boxed(async move {
+                    run(context, $crate::mcp::tools::parse(arguments.clone())?, arguments).await
+                })
+            },
+            touched: |arguments| {
+                $crate::mcp::tools::parse::<Args>(arguments.clone())
+                    .ok()
+                    .map(|args| $crate::mcp::tools::Touches::touched(&args))
+            },
+        }
+    };
+}
+
 pub mod args;
 pub mod base_query;
 pub mod connect;
@@ -39,6 +68,8 @@ pub mod skill_read;
 pub mod skills_list;
 pub mod write_connection_note;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
@@ -79,6 +110,31 @@ pub struct ToolDef {
     pub idempotent: bool,
     pub input: fn() -> Value,
     pub output: fn() -> Value,
+    /// How it runs (`handler!` in the tool's file).
+    pub handler: Handler,
+}
+
+/// A tool call in flight.
+pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'a>>;
+
+/// How a tool runs, beside its description, so that the list of tools is the one list `ALL`.
+#[derive(Clone, Copy)]
+pub struct Handler {
+    /// Checks the arguments into the tool's typed `Args` and runs it.
+    pub call: for<'a, 'b> fn(&'a ToolContext<'b>, Value) -> ToolFuture<'a>,
+    /// What a write tool's call names (a note's path, `from → to`, a connection's id), read from its
+    /// typed arguments; None for a read tool, or arguments that do not check.
+    pub touched: fn(&Value) -> Option<String>,
+}
+
+/// What a write tool's call names, for its audit record.
+pub trait Touches {
+    fn touched(&self) -> String;
+}
+
+/// A tool's future, boxed (for `handler!`).
+pub fn boxed<'a>(future: impl Future<Output = Result<ToolOutput, ToolError>> + Send + 'a) -> ToolFuture<'a> {
+    Box::pin(future)
 }
 
 /// Every tool, in the order `tools/list` shows them.
@@ -231,19 +287,28 @@ pub fn searchable(connection: &Connection) -> Vec<Category> {
         .collect()
 }
 
-/// The note a write tool's arguments name, for its audit record: the normalized path when it is
-/// one, a folder as typed, `from → to` for a move, else the text as sent (without control
-/// characters); empty when there is none.
-pub fn written_path(arguments: &Value) -> String {
+/// What a write tool's call names, for its audit record: what its typed arguments name, or, for
+/// arguments that do not check (the call is refused, but audited all the same), the text as sent
+/// without control characters; empty when there is none.
+pub fn touched(tool: &ToolDef, arguments: &Value) -> String {
+    if let Some(named) = (tool.handler.touched)(arguments) {
+        return named;
+    }
     let text = |key: &str| arguments.get(key).and_then(Value::as_str);
-    let clean = |text: &str| -> String { text.chars().filter(|c| !c.is_control()).take(256).collect() };
     if let (Some(from), Some(to)) = (text("from"), text("to")) {
         return format!("{} → {}", clean(from), clean(to));
     }
-    let Some(text) = text("path") else {
-        // A graph write names its connection.
-        return text("id").map(clean).unwrap_or_default();
-    };
+    text("path").or_else(|| text("id")).map(clean).unwrap_or_default()
+}
+
+/// Text an agent sent, as the audit keeps it: no control characters, at most 256 of them.
+fn clean(text: &str) -> String {
+    text.chars().filter(|c| !c.is_control()).take(256).collect()
+}
+
+/// A path a note tool names that may be a note or a folder: the normalized note path when it is
+/// one, else the folder as typed.
+pub fn named_path(text: &str) -> String {
     if text.trim_end().ends_with('/') {
         return clean(text.trim());
     }
@@ -259,43 +324,12 @@ pub fn find(name: &str) -> Option<&'static ToolDef> {
 }
 
 /// Runs a tool that the caller has already checked is offered.
-pub async fn call(name: &str, arguments: Value, context: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
-    match name {
-        "save_memory" => save_memory::run(context, parse(arguments)?).await,
-        "recall_memory" => recall_memory::run(context, parse(arguments)?).await,
-        "list_facets" => list_facets::run(context, parse(arguments)?).await,
-        "search" => search::run(context, parse(arguments)?).await,
-        "fetch" => fetch::run(context, parse(arguments)?).await,
-        "list_transcripts" => list_transcripts::run(context, parse(arguments)?).await,
-        "get_transcript" => get_transcript::run(context, parse(arguments)?).await,
-        "list_entities" => list_entities::run(context, parse(arguments)?).await,
-        "get_entity" => get_entity::run(context, parse(arguments)?).await,
-        "notes_list" => notes_list::run(context, parse(arguments)?).await,
-        "note_read" => note_read::run(context, parse(arguments)?).await,
-        "base_query" => base_query::run(context, parse(arguments)?).await,
-        "note_create" => note_create::run(context, parse(arguments.clone())?, arguments).await,
-        "note_write" => note_write::run(context, parse(arguments.clone())?, arguments).await,
-        "note_append" => note_append::run(context, parse(arguments.clone())?, arguments).await,
-        "note_edit_section" => note_edit_section::run(context, parse(arguments.clone())?, arguments).await,
-        "note_set_properties" => note_set_properties::run(context, parse(arguments.clone())?, arguments).await,
-        "note_delete" => note_delete::run(context, parse(arguments.clone())?, arguments).await,
-        "note_move" => note_move::run(context, parse(arguments.clone())?, arguments).await,
-        "my_proposals" => my_proposals::run(context, parse(arguments)?).await,
-        "skills_list" => skills_list::run(context, parse(arguments)?).await,
-        "skill_read" => skill_read::run(context, parse(arguments)?).await,
-        "find_connections" => find_connections::run(context, parse(arguments)?).await,
-        "describe_item" => describe_item::run(context, parse(arguments)?).await,
-        "list_types" => list_types::run(context, parse(arguments)?).await,
-        "recent_activity" => recent_activity::run(context, parse(arguments)?).await,
-        "connect" => connect::run(context, parse(arguments.clone())?, arguments).await,
-        "set_connection_type" => set_connection_type::run(context, parse(arguments.clone())?, arguments).await,
-        "write_connection_note" => write_connection_note::run(context, parse(arguments.clone())?, arguments).await,
-        "disconnect" => disconnect::run(context, parse(arguments.clone())?, arguments).await,
-        other => Err(ToolError::Invalid(format!("there is no tool named {other}"))),
-    }
+pub async fn call(tool: &ToolDef, arguments: Value, context: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
+    (tool.handler.call)(context, arguments).await
 }
 
-fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolError> {
+/// A call's arguments as the tool's typed `Args` (for `handler!`).
+pub fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolError> {
     serde_json::from_value(arguments).map_err(|e| ToolError::Invalid(format!("invalid arguments: {e}")))
 }
 
@@ -486,11 +520,93 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_write_is_audited_with_the_path_it_names() {
-        assert_eq!(written_path(&json!({"path": "Projects/alpha"})), "Projects/alpha.md");
-        assert_eq!(written_path(&json!({"path": "Old/ ", "confirm": true})), "Old/");
-        assert_eq!(written_path(&json!({"from": "a.md", "to": "B/\u{7}"})), "a.md → B/");
-        assert_eq!(written_path(&json!({"text": "x"})), "");
+    fn a_write_is_audited_with_what_its_typed_arguments_name() {
+        let named = |tool: &ToolDef, arguments: Value| touched(tool, &arguments);
+        assert_eq!(
+            named(&note_append::DEF, json!({"path": "Projects/alpha", "text": "x"})),
+            "Projects/alpha.md"
+        );
+        assert_eq!(
+            named(&note_delete::DEF, json!({"path": "Old/ ", "confirm": true})),
+            "Old/"
+        );
+        assert_eq!(
+            named(&note_move::DEF, json!({"from": "a", "to": "B/\u{7}"})),
+            "a.md → B/"
+        );
+        assert_eq!(
+            named(&connect::DEF, json!({"from": "Inbox.md", "to": "entity:ada-okafor"})),
+            "Inbox.md → entity:ada-okafor"
+        );
+        assert_eq!(named(&disconnect::DEF, json!({"id": "c-aaaaaaaaaa"})), "c-aaaaaaaaaa");
+        // Arguments that do not check are audited as sent, without control characters.
+        assert_eq!(
+            named(&note_append::DEF, json!({"path": "../x\u{1b}", "text": "x"})),
+            "../x"
+        );
+        assert_eq!(named(&note_append::DEF, json!({"text": "x"})), "");
+        assert_eq!(
+            named(&search::DEF, json!({"query": "x"})),
+            "",
+            "a read tool names nothing"
+        );
+    }
+
+    #[test]
+    fn every_tool_file_is_in_the_one_list() {
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("server/mcp/tools");
+        let mut files: Vec<String> = std::fs::read_dir(folder)
+            .unwrap()
+            .map(|entry| {
+                entry
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .trim_end_matches(".rs")
+                    .to_string()
+            })
+            .filter(|name| !["mod", "args", "graph", "note_change"].contains(&name.as_str()))
+            .collect();
+        files.sort();
+        let mut listed: Vec<String> = ALL.iter().map(|tool| tool.name.to_string()).collect();
+        listed.sort();
+        assert_eq!(files, listed);
+    }
+
+    #[test]
+    fn the_docs_table_of_grants_is_the_one_list() {
+        let docs =
+            std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/mcp.md")).unwrap();
+        let table = docs
+            .split("| tool | offered when the grant has |\n|---|---|\n")
+            .nth(1)
+            .expect("docs/mcp.md has the table of grants");
+        let mut documented = std::collections::BTreeMap::new();
+        for row in table.lines().take_while(|line| line.starts_with('|')) {
+            let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
+            let when = cells[1];
+            let category = |name: &str| Category::parse(name).unwrap();
+            let needs = if when.starts_with("always") {
+                Need::Nothing
+            } else if when == "at least one category" {
+                Need::AnyRead
+            } else if when == "`notes` or `graph`, and the write mode `propose` or `force`" {
+                Need::AnyWrite
+            } else if let Some(name) = when.strip_suffix(" and the write mode `propose` or `force`") {
+                Need::Write(category(name.trim_matches('`')))
+            } else {
+                Need::Category(category(when.trim_matches('`')))
+            };
+            for name in cells[0].split(", ") {
+                assert!(
+                    documented.insert(name.trim_matches('`').to_string(), needs).is_none(),
+                    "{name} twice"
+                );
+            }
+        }
+        let registry: std::collections::BTreeMap<String, Need> =
+            ALL.iter().map(|tool| (tool.name.to_string(), tool.needs)).collect();
+        assert_eq!(documented, registry);
     }
 
     #[test]

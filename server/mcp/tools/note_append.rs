@@ -19,6 +19,7 @@ pub const DEF: ToolDef = ToolDef {
     idempotent: false,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<Output>,
+    handler: handler!(write),
 };
 
 fn yes() -> bool {
@@ -36,6 +37,12 @@ pub struct Args {
     /// Start the text on a new line when the body does not end with one (default true).
     #[serde(default = "yes")]
     pub ensure_newline: bool,
+}
+
+impl super::Touches for Args {
+    fn touched(&self) -> String {
+        self.path.to_string()
+    }
 }
 
 pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) -> Result<ToolOutput, ToolError> {

@@ -20,6 +20,7 @@ pub const DEF: ToolDef = ToolDef {
     idempotent: false,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<Output>,
+    handler: handler!(write),
 };
 
 /// Arguments of note_create.
@@ -30,6 +31,12 @@ pub struct Args {
     pub path: NotePath,
     /// The note's whole text: markdown, optionally starting with --- frontmatter ---.
     pub content: String,
+}
+
+impl super::Touches for Args {
+    fn touched(&self) -> String {
+        self.path.to_string()
+    }
 }
 
 pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) -> Result<ToolOutput, ToolError> {

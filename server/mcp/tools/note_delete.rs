@@ -22,6 +22,7 @@ pub const DEF: ToolDef = ToolDef {
     idempotent: false,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<Output>,
+    handler: handler!(write),
 };
 
 /// Arguments of note_delete.
@@ -35,6 +36,12 @@ pub struct Args {
     pub confirm: bool,
     /// The note's hash as note_read answered it; a different current hash is a conflict.
     pub expected_hash: Option<ExpectedHash>,
+}
+
+impl super::Touches for Args {
+    fn touched(&self) -> String {
+        super::named_path(&self.path)
+    }
 }
 
 pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) -> Result<ToolOutput, ToolError> {

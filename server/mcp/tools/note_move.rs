@@ -23,6 +23,7 @@ pub const DEF: ToolDef = ToolDef {
     idempotent: false,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<Output>,
+    handler: handler!(write),
 };
 
 /// Arguments of note_move.
@@ -36,6 +37,12 @@ pub struct Args {
     /// folder the folder's new path (Archive/old).
     #[schemars(length(min = 1, max = 1024))]
     pub to: String,
+}
+
+impl super::Touches for Args {
+    fn touched(&self) -> String {
+        format!("{} → {}", super::named_path(&self.from), super::named_path(&self.to))
+    }
 }
 
 pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) -> Result<ToolOutput, ToolError> {

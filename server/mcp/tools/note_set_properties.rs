@@ -21,6 +21,7 @@ pub const DEF: ToolDef = ToolDef {
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<Output>,
+    handler: handler!(write),
 };
 
 /// Arguments of note_set_properties.
@@ -31,6 +32,12 @@ pub struct Args {
     pub path: NotePath,
     /// Keys to set; a null value removes the key.
     pub properties: Map<String, Value>,
+}
+
+impl super::Touches for Args {
+    fn touched(&self) -> String {
+        self.path.to_string()
+    }
 }
 
 pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) -> Result<ToolOutput, ToolError> {

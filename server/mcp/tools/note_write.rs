@@ -22,6 +22,7 @@ pub const DEF: ToolDef = ToolDef {
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<Output>,
+    handler: handler!(write),
 };
 
 /// Arguments of note_write.
@@ -36,6 +37,12 @@ pub struct Args {
     pub frontmatter_patch: Option<Map<String, Value>>,
     /// The note's hash as note_read or the last write answered it; a different current hash is a conflict.
     pub expected_hash: Option<ExpectedHash>,
+}
+
+impl super::Touches for Args {
+    fn touched(&self) -> String {
+        self.path.to_string()
+    }
 }
 
 pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) -> Result<ToolOutput, ToolError> {

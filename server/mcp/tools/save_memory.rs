@@ -19,6 +19,7 @@ pub const DEF: ToolDef = ToolDef {
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<Output>,
+    handler: handler!(read),
 };
 
 /// Arguments of save_memory.

@@ -21,6 +21,7 @@ pub const DEF: ToolDef = ToolDef {
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<WriteOutput>,
+    handler: handler!(write),
 };
 
 /// Arguments of set_connection_type.
@@ -32,6 +33,12 @@ pub struct Args {
     /// 1-64 lowercase letters, digits, - or _ (supports, part-of).
     #[serde(rename = "type")]
     pub kind: ConnectionType,
+}
+
+impl super::Touches for Args {
+    fn touched(&self) -> String {
+        self.id.to_string()
+    }
 }
 
 pub async fn run(context: &ToolContext<'_>, args: Args, arguments: Value) -> Result<ToolOutput, ToolError> {

@@ -21,6 +21,7 @@ pub const DEF: ToolDef = ToolDef {
     idempotent: true,
     input: crate::mcp::schema::of::<Args>,
     output: crate::mcp::schema::of::<WriteOutput>,
+    handler: handler!(write),
 };
 
 /// Arguments of write_connection_note.
@@ -32,6 +33,12 @@ pub struct Args {
     /// At most 4000 characters; empty removes your note.
     #[schemars(length(max = 16000))]
     pub text: String,
+}
+
+impl super::Touches for Args {
+    fn touched(&self) -> String {
+        self.id.to_string()
+    }
 }
 
 pub async fn run(context: &ToolContext<'_>, args: Args, arguments: Value) -> Result<ToolOutput, ToolError> {
