@@ -10,6 +10,7 @@ pub mod dispatch;
 pub mod jsonrpc;
 pub mod listing;
 pub mod protocol;
+pub mod refusal;
 pub mod schema;
 pub mod session;
 pub mod stdio;

@@ -6,10 +6,6 @@
 //! version. The route layer has already checked Host and Origin. Every reply is JSON; this server
 //! opens no SSE streams, so GET is 405.
 
-// The early-return helpers answer `Result<_, Response>`: a refusal is the response itself, built once
-// per refused request, so boxing it (what this lint suggests) would only add an allocation.
-#![allow(clippy::result_large_err)]
-
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
@@ -19,11 +15,12 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::dispatch::{self, Caller};
 use super::jsonrpc::{self, Encoded, INVALID_PARAMS, INVALID_REQUEST, Message, PARSE_ERROR};
 use super::protocol::Version;
+use super::refusal::{Refusal, json_response, text_response};
 use super::session::{Cap, Evicted, SessionError};
 use crate::app::AppState;
 use crate::auth::{Connection, credentials};
@@ -50,41 +47,27 @@ pub async fn post(
     State(state): State<AppState>,
     Extension(route): Extension<Arc<Route>>,
     request: Request,
-) -> Response {
+) -> Result<Response, Refusal> {
     let (parts, body) = request.into_parts();
     let headers = &parts.headers;
-    let connection = match authenticate(&state, &route, headers).await {
-        Ok(connection) => connection,
-        Err(response) => return response,
-    };
+    let connection = authenticate(&state, &route, headers).await?;
     if !is_json(headers) {
-        return http_error(
+        return Err(Refusal::http(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             INVALID_REQUEST,
             "Content-Type must be application/json",
-        );
+        ));
     }
-    let bytes = match read_body(headers, body).await {
-        Ok(bytes) => bytes,
-        Err(response) => return response,
-    };
-    let value: Value = match serde_json::from_slice(&bytes) {
-        Ok(value) => value,
-        Err(e) => {
-            return http_error(
-                StatusCode::BAD_REQUEST,
-                PARSE_ERROR,
-                format!("the body is not valid JSON: {e}"),
-            );
-        }
-    };
+    let bytes = read_body(headers, body).await?;
+    let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        Refusal::http(
+            StatusCode::BAD_REQUEST,
+            PARSE_ERROR,
+            format!("the body is not valid JSON: {e}"),
+        )
+    })?;
     let single = match value {
-        Value::Array(items) => {
-            return match resume(&state, headers, connection) {
-                Ok(caller) => batch(&state, &caller, items).await,
-                Err(response) => response,
-            };
-        }
+        Value::Array(items) => return batch(&state, &resume(&state, headers, connection)?, items).await,
         single => jsonrpc::classify(single),
     };
     if let Ok(Message::Request { id, method, params }) = &single
@@ -92,11 +75,8 @@ pub async fn post(
     {
         return initialize(&state, &connection, id.clone(), params);
     }
-    let caller = match resume(&state, headers, connection) {
-        Ok(caller) => caller,
-        Err(response) => return response,
-    };
-    match single {
+    let caller = resume(&state, headers, connection)?;
+    Ok(match single {
         Err((id, why)) => json_response(StatusCode::BAD_REQUEST, jsonrpc::error(id, INVALID_REQUEST, why)),
         Ok(Message::Notification { .. } | Message::Response) => StatusCode::ACCEPTED.into_response(),
         Ok(Message::Request { id, method, params }) => text_response(
@@ -105,7 +85,7 @@ pub async fn post(
                 .await
                 .into_string(),
         ),
-    }
+    })
 }
 
 /// DELETE /mcp: ends the caller's session.
@@ -113,31 +93,30 @@ pub async fn delete(
     State(state): State<AppState>,
     Extension(route): Extension<Arc<Route>>,
     headers: HeaderMap,
-) -> Response {
-    let connection = match authenticate(&state, &route, &headers).await {
-        Ok(connection) => connection,
-        Err(response) => return response,
-    };
+) -> Result<StatusCode, Refusal> {
+    let connection = authenticate(&state, &route, &headers).await?;
     let Some(id) = session_header(&headers) else {
-        return http_error(
+        return Err(Refusal::http(
             StatusCode::BAD_REQUEST,
             INVALID_REQUEST,
             "DELETE needs the Mcp-Session-Id header of the session to end",
-        );
+        ));
     };
-    match state.sessions.end(&id, &connection.id) {
-        Ok(()) => StatusCode::NO_CONTENT.into_response(),
-        Err(e) => http_error(StatusCode::NOT_FOUND, INVALID_REQUEST, e.to_string()),
-    }
+    state
+        .sessions
+        .end(&id, &connection.id)
+        .map(|()| StatusCode::NO_CONTENT)
+        .map_err(|e| Refusal::http(StatusCode::NOT_FOUND, INVALID_REQUEST, e.to_string()))
 }
 
 /// Any other method on /mcp.
 pub async fn method_not_allowed() -> Response {
-    let mut response = http_error(
+    let mut response = Refusal::http(
         StatusCode::METHOD_NOT_ALLOWED,
         INVALID_REQUEST,
         "use POST for messages and DELETE to end a session; this server opens no event stream",
-    );
+    )
+    .into_response();
     response
         .headers_mut()
         .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
@@ -149,12 +128,12 @@ fn initialize(
     connection: &Connection,
     id: Value,
     params: &serde_json::Map<String, Value>,
-) -> Response {
+) -> Result<Response, Refusal> {
     let Some(requested) = params.get("protocolVersion").and_then(Value::as_str) else {
-        return json_response(
+        return Ok(json_response(
             StatusCode::OK,
             jsonrpc::error(id, INVALID_PARAMS, "initialize needs params.protocolVersion"),
-        );
+        ));
     };
     let version = Version::negotiate(requested);
     let session = match state
@@ -167,13 +146,19 @@ fn initialize(
             }
             opened.id
         }
-        Err(e) => return http_error(StatusCode::SERVICE_UNAVAILABLE, INVALID_REQUEST, e.to_string()),
+        Err(e) => {
+            return Err(Refusal::http(
+                StatusCode::SERVICE_UNAVAILABLE,
+                INVALID_REQUEST,
+                e.to_string(),
+            ));
+        }
     };
     let mut response = json_response(StatusCode::OK, jsonrpc::result(id, dispatch::initialized(version)));
     if let Ok(value) = HeaderValue::from_str(&session) {
         response.headers_mut().insert(SESSION_HEADER, value);
     }
-    response
+    Ok(response)
 }
 
 /// Says in the server's log which session made room for a new one: a client whose session ended
@@ -193,9 +178,9 @@ fn log_eviction(evicted: &Evicted, opener: &Connection) {
 }
 
 /// Finds the caller's session and checks the protocol version header against it.
-fn resume(state: &AppState, headers: &HeaderMap, connection: Arc<Connection>) -> Result<Caller, Response> {
+fn resume(state: &AppState, headers: &HeaderMap, connection: Arc<Connection>) -> Result<Caller, Refusal> {
     let Some(id) = session_header(headers) else {
-        return Err(http_error(
+        return Err(Refusal::http(
             StatusCode::BAD_REQUEST,
             INVALID_REQUEST,
             "missing Mcp-Session-Id header: call initialize first and send the id it returns",
@@ -204,14 +189,14 @@ fn resume(state: &AppState, headers: &HeaderMap, connection: Arc<Connection>) ->
     let session = state
         .sessions
         .touch(&id, &connection.id)
-        .map_err(|e: SessionError| http_error(StatusCode::NOT_FOUND, INVALID_REQUEST, e.to_string()))?;
+        .map_err(|e: SessionError| Refusal::http(StatusCode::NOT_FOUND, INVALID_REQUEST, e.to_string()))?;
     // Only an unsupported version is refused. A supported one other than the negotiated one is not
     // an error (the specification refuses only invalid or unsupported versions, and the conformance
     // suite sends 2025-03-26 in any session); the session keeps answering in its negotiated version.
     if let Some(sent) = headers.get(VERSION_HEADER) {
         let sent = sent.to_str().unwrap_or("");
         if Version::parse(sent).is_none() {
-            return Err(http_error(
+            return Err(Refusal::http(
                 StatusCode::BAD_REQUEST,
                 INVALID_REQUEST,
                 format!(
@@ -228,33 +213,33 @@ fn resume(state: &AppState, headers: &HeaderMap, connection: Arc<Connection>) ->
     })
 }
 
-async fn batch(state: &AppState, caller: &Caller, items: Vec<Value>) -> Response {
+async fn batch(state: &AppState, caller: &Caller, items: Vec<Value>) -> Result<Response, Refusal> {
     if !caller.version.allows_batches() {
-        return http_error(
+        return Err(Refusal::http(
             StatusCode::BAD_REQUEST,
             INVALID_REQUEST,
             format!(
                 "JSON-RPC batches are not allowed in protocol version {}; send one message per request",
                 caller.version.as_str()
             ),
-        );
+        ));
     }
     if items.is_empty() {
-        return http_error(
+        return Err(Refusal::http(
             StatusCode::BAD_REQUEST,
             INVALID_REQUEST,
             "an empty batch is not a request",
-        );
+        ));
     }
     if items.len() > MAX_BATCH_ITEMS {
-        return http_error(
+        return Err(Refusal::http(
             StatusCode::BAD_REQUEST,
             INVALID_REQUEST,
             format!(
                 "a batch holds at most {MAX_BATCH_ITEMS} messages; this one has {}: send it in parts",
                 items.len()
             ),
-        );
+        ));
     }
     let mut replies = Vec::new();
     let mut reply_bytes = 0;
@@ -278,15 +263,15 @@ async fn batch(state: &AppState, caller: &Caller, items: Vec<Value>) -> Response
             }
         }
     }
-    if replies.is_empty() {
+    Ok(if replies.is_empty() {
         StatusCode::ACCEPTED.into_response()
     } else {
         text_response(StatusCode::OK, Encoded::batch(&replies))
-    }
+    })
 }
 
 /// The connection behind the bearer credential, or a 401 that tells the client where to sign in.
-async fn authenticate(state: &AppState, route: &Route, headers: &HeaderMap) -> Result<Arc<Connection>, Response> {
+async fn authenticate(state: &AppState, route: &Route, headers: &HeaderMap) -> Result<Arc<Connection>, Refusal> {
     let bearer = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -295,7 +280,7 @@ async fn authenticate(state: &AppState, route: &Route, headers: &HeaderMap) -> R
         .map(|(_, token)| token.trim());
     let failed = |error: String| {
         tracing::error!(%error, "the credential check failed");
-        http_error(
+        Refusal::http(
             StatusCode::SERVICE_UNAVAILABLE,
             jsonrpc::INTERNAL_ERROR,
             "the journal could not check credentials; try again",
@@ -313,28 +298,10 @@ async fn authenticate(state: &AppState, route: &Route, headers: &HeaderMap) -> R
         }
         None => None,
     };
-    connection.ok_or_else(|| unauthorized(&route.origin(headers), bearer.is_some()))
-}
-
-fn unauthorized(origin: &str, presented: bool) -> Response {
-    let challenge =
-        format!("Bearer realm=\"mcp\", resource_metadata=\"{origin}/.well-known/oauth-protected-resource\"");
-    let (error, description) = if presented {
-        ("invalid_token", "the credential is unknown, revoked or expired")
-    } else {
-        (
-            "invalid_request",
-            "this endpoint needs Authorization: Bearer <key or access token>",
-        )
-    };
-    let mut response = json_response(
-        StatusCode::UNAUTHORIZED,
-        json!({ "error": error, "error_description": description }),
-    );
-    if let Ok(value) = HeaderValue::from_str(&challenge) {
-        response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
-    }
-    response
+    connection.ok_or_else(|| Refusal::Unauthorized {
+        origin: route.origin(headers),
+        presented: bearer.is_some(),
+    })
 }
 
 fn is_json(headers: &HeaderMap) -> bool {
@@ -345,9 +312,9 @@ fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
 }
 
-async fn read_body(headers: &HeaderMap, body: Body) -> Result<Bytes, Response> {
+async fn read_body(headers: &HeaderMap, body: Body) -> Result<Bytes, Refusal> {
     let too_large = || {
-        http_error(
+        Refusal::http(
             StatusCode::PAYLOAD_TOO_LARGE,
             INVALID_REQUEST,
             format!("the body is larger than {MAX_BODY_BYTES} bytes"),
@@ -370,7 +337,7 @@ async fn read_body(headers: &HeaderMap, body: Body) -> Result<Bytes, Response> {
         Poll::Pending => tokio::time::timeout(BODY_DEADLINE, collect).await,
     };
     match collected {
-        Err(_) => Err(http_error(
+        Err(_) => Err(Refusal::http(
             StatusCode::REQUEST_TIMEOUT,
             INVALID_REQUEST,
             "the body did not arrive in time",
@@ -385,17 +352,4 @@ fn session_header(headers: &HeaderMap) -> Option<String> {
         .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string)
-}
-
-fn json_response(status: StatusCode, body: Value) -> Response {
-    text_response(status, body.to_string())
-}
-
-fn text_response(status: StatusCode, json: String) -> Response {
-    (status, [(header::CONTENT_TYPE, "application/json")], json).into_response()
-}
-
-/// An HTTP-level refusal carrying a JSON-RPC error without an id.
-fn http_error(status: StatusCode, code: i64, message: impl Into<String>) -> Response {
-    json_response(status, jsonrpc::error(Value::Null, code, message))
 }
