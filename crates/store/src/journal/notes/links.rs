@@ -146,9 +146,18 @@ pub fn rewrite_wikilink(link: &str, target: &str) -> Option<String> {
         Some(dest) => (dest, "\\"),
         None => (dest, ""),
     };
-    let heading = dest.find('#').map_or("", |at| &dest[at..]);
+    // Spaces and line breaks around the name stay where they were: the link keeps its lines, so
+    // the markdown around it reads the same after the rewrite as before.
+    let name = dest.trim();
+    let (lead, trail) = if name.is_empty() {
+        (dest, "")
+    } else {
+        let start = dest.len() - dest.trim_start().len();
+        (&dest[..start], &dest[start + name.len()..])
+    };
+    let heading = name.find('#').map_or("", |at| &name[at..]);
     Some(format!(
-        "{}[[{target}{heading}{escape}{}]]",
+        "{}[[{lead}{target}{heading}{trail}{escape}{}]]",
         &link[..open],
         alias.unwrap_or("")
     ))
@@ -229,5 +238,14 @@ mod tests {
             Some("[[Cy\\|alias]]")
         );
         assert_eq!(rewrite_wikilink("[Bo](Bo.md)", "Cy"), None);
+        // A link written over several lines keeps its lines.
+        assert_eq!(
+            rewrite_wikilink("[[\nNotes/Plan.md\n]]", "Deep/Plan").as_deref(),
+            Some("[[\nDeep/Plan\n]]")
+        );
+        assert_eq!(
+            rewrite_wikilink("[[ Bo#Top |x]]", "Cy").as_deref(),
+            Some("[[ Cy#Top |x]]")
+        );
     }
 }
