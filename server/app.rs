@@ -1,12 +1,12 @@
-//! The state every request handler shares: cheap, cloneable handles, no globals.
+//! The state every request handler of the HTTP server shares: cheap, cloneable handles, no
+//! globals. Each feature takes only its part (axum's `FromRef`): MCP its `McpState`.
 
 use std::sync::Arc;
 
-use crate::auth::audit::AuditLog;
-use crate::auth::cache::CredentialCache;
+use axum::extract::FromRef;
+
 use crate::journal::Journal;
-use crate::mcp::listing::Listings;
-use crate::mcp::session::Sessions;
+use crate::mcp::state::McpState;
 use crate::oauth::client_metadata::Fetcher;
 use crate::oauth::store::RetryCache;
 use crate::routes::status::Board;
@@ -28,35 +28,30 @@ impl std::ops::Deref for AppState {
 /// What the state holds.
 pub struct Shared {
     pub journal: Arc<Journal>,
-    pub sessions: Arc<Sessions>,
+    /// What MCP uses: sessions, the audit log, the credential cache, the tool lists.
+    pub mcp: McpState,
     /// Token pairs recently issued by refresh rotation, for a client's retry (memory only).
     pub refresh_retries: Arc<RetryCache>,
     /// Fetches client metadata documents (guarded against requests into the owner's network).
     pub fetcher: Arc<dyn Fetcher>,
-    /// Writes the audit log, committing calls that arrive together in one transaction.
-    pub audit: AuditLog,
-    /// Credentials verified recently, trusted until the access epoch moves.
-    pub credentials: Arc<CredentialCache>,
-    /// `tools/list` answers, serialized once per shape of grant.
-    pub listings: Arc<Listings>,
     /// The routes beyond loopback that this server serves, for the owner app.
     pub routes: Arc<Board>,
 }
 
 impl AppState {
-    pub fn new(journal: Arc<Journal>, sessions: Sessions, fetcher: Arc<dyn Fetcher>) -> AppState {
-        // The writer task starts here, so AppState is made inside the runtime (as the server does).
-        let audit = AuditLog::start(journal.db.clone());
-        let credentials = Arc::new(CredentialCache::new(&journal.db));
+    pub fn new(mcp: McpState, fetcher: Arc<dyn Fetcher>) -> AppState {
         AppState(Arc::new(Shared {
-            journal,
-            sessions: Arc::new(sessions),
+            journal: Arc::clone(&mcp.journal),
+            mcp,
             refresh_retries: Arc::new(RetryCache::default()),
             fetcher,
-            audit,
-            credentials,
-            listings: Arc::default(),
             routes: Arc::default(),
         }))
+    }
+}
+
+impl FromRef<AppState> for McpState {
+    fn from_ref(state: &AppState) -> McpState {
+        state.mcp.clone()
     }
 }

@@ -23,6 +23,7 @@ use crate::journal::Journal;
 use crate::journal::catalog::Depth;
 use crate::lan::limits::ConnectionLimiter;
 use crate::mcp::session::{Limits, Sessions};
+use crate::mcp::state::McpState;
 use crate::oauth::client_metadata::{Fetcher, HttpsFetcher};
 use crate::routes;
 use crate::tls::private_range;
@@ -141,7 +142,7 @@ pub async fn start_with(
     };
     let listener = TcpListener::bind(local_addr).await.map_err(listen_error)?;
     let local_addr = listener.local_addr().map_err(listen_error)?;
-    let state = AppState::new(journal, Sessions::new(options.sessions), options.fetcher);
+    let state = AppState::new(McpState::new(journal, Sessions::new(options.sessions)), options.fetcher);
     let router = routes::local::router(state.clone(), local_addr);
     let (shutdown, signal) = watch::channel(false);
     // The local route serves first: the other routes' first checks (a CA to load, an ACME order)
@@ -153,7 +154,7 @@ pub async fn start_with(
         shutdown,
     };
     spawn_upkeep(
-        state.clone(),
+        state.mcp.clone(),
         running.shutdown.subscribe(),
         options.full_sync_every.max(1),
     );
@@ -311,7 +312,7 @@ fn with_peer(
 }
 
 /// Periodic catalog sync (hand edits), the durable access epoch and session expiry, until shutdown.
-pub(crate) fn spawn_upkeep(state: AppState, mut stop: watch::Receiver<bool>, full_sync_every: u64) {
+pub(crate) fn spawn_upkeep(state: McpState, mut stop: watch::Receiver<bool>, full_sync_every: u64) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(SYNC_INTERVAL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

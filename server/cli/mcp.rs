@@ -223,10 +223,9 @@ fn shell_word(label: &str) -> String {
 /// the catalog kept in step with the files as `serve` keeps it.
 async fn stdio(journal: &std::sync::Arc<crate::journal::Journal>, label: &str) -> anyhow::Result<()> {
     let connection = connections::find_by_label(&journal.db, label).await?;
-    let state = crate::app::AppState::new(
+    let state = crate::mcp::state::McpState::new(
         std::sync::Arc::clone(journal),
         crate::mcp::session::Sessions::new(crate::mcp::session::Limits::default()),
-        std::sync::Arc::new(crate::oauth::client_metadata::HttpsFetcher::new()),
     );
     let (stop, stopped) = tokio::sync::watch::channel(false);
     crate::server::spawn_upkeep(state.clone(), stopped, crate::server::FULL_SYNC_EVERY);

@@ -10,8 +10,8 @@ use serde_json::{Map, Value, json};
 use super::jsonrpc::{self, Encoded, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND};
 use super::listing;
 use super::protocol::Version;
+use super::state::McpState;
 use super::tools::{self, ToolContext, ToolError, ToolOutput};
-use crate::app::AppState;
 use crate::auth::Connection;
 use crate::auth::audit::{self, Outcome};
 
@@ -39,7 +39,7 @@ pub fn initialized(version: Version) -> Value {
 
 /// Answers one request (never a notification) with a JSON-RPC response.
 pub async fn request(
-    state: &AppState,
+    state: &McpState,
     caller: &Caller,
     id: Value,
     method: &str,
@@ -60,7 +60,7 @@ pub async fn request(
     Encoded::value(&reply)
 }
 
-fn context<'a>(state: &'a AppState, caller: &'a Caller) -> ToolContext<'a> {
+fn context<'a>(state: &'a McpState, caller: &'a Caller) -> ToolContext<'a> {
     ToolContext {
         journal: &state.journal,
         connection: &caller.connection,
@@ -68,7 +68,7 @@ fn context<'a>(state: &'a AppState, caller: &'a Caller) -> ToolContext<'a> {
     }
 }
 
-fn tools_list(state: &AppState, caller: &Caller, id: Value, params: &Map<String, Value>) -> Encoded {
+fn tools_list(state: &McpState, caller: &Caller, id: Value, params: &Map<String, Value>) -> Encoded {
     let invalid_cursor = |id| {
         Encoded::value(&jsonrpc::error(
             id,
@@ -93,7 +93,7 @@ fn tools_list(state: &AppState, caller: &Caller, id: Value, params: &Map<String,
     Encoded::result_text(&id, &result)
 }
 
-async fn tools_call(state: &AppState, caller: &Caller, id: Value, mut params: Map<String, Value>) -> Encoded {
+async fn tools_call(state: &McpState, caller: &Caller, id: Value, mut params: Map<String, Value>) -> Encoded {
     // Malformed calls are protocol errors, but they are calls all the same: each is audited.
     let name = match params.remove("name") {
         Some(Value::String(name)) => name,
@@ -228,7 +228,7 @@ fn call_result(outcome: Result<ToolOutput, ToolError>, structured: bool, list_ch
 }
 
 /// Audits a malformed call and answers it with -32602.
-async fn refuse(state: &AppState, caller: &Caller, id: Value, tool: &str, message: &str) -> Encoded {
+async fn refuse(state: &McpState, caller: &Caller, id: Value, tool: &str, message: &str) -> Encoded {
     let connection = &caller.connection;
     // Names come from the client: keep the log readable whatever was sent.
     let tool: String = tool.chars().filter(|c| !c.is_control()).take(128).collect();

@@ -13,6 +13,7 @@ pub mod protocol;
 pub mod refusal;
 pub mod schema;
 pub mod session;
+pub mod state;
 pub mod stdio;
 pub mod tools;
 pub mod transport;

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::dispatch::{self, Caller};
 use super::jsonrpc::{self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Message, PARSE_ERROR};
 use super::protocol::Version;
-use crate::app::AppState;
+use super::state::McpState;
 use crate::auth::{Connection, connections};
 
 /// The longest message line, as the longest HTTP body.
@@ -40,7 +40,7 @@ enum Line {
 }
 
 /// Serves the connection `connection` (as loaded when the process started) until the input ends.
-pub async fn serve<R, W>(state: &AppState, connection: &Connection, input: R, mut output: W) -> Result<(), StdioError>
+pub async fn serve<R, W>(state: &McpState, connection: &Connection, input: R, mut output: W) -> Result<(), StdioError>
 where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin,
@@ -94,7 +94,7 @@ impl Reply {
 }
 
 struct Server<'a> {
-    state: &'a AppState,
+    state: &'a McpState,
     connection_id: String,
     label: String,
     /// The session `initialize` opened, and its negotiated version.

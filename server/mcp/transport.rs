@@ -22,7 +22,7 @@ use super::jsonrpc::{self, Encoded, INVALID_PARAMS, INVALID_REQUEST, Message, PA
 use super::protocol::Version;
 use super::refusal::{Refusal, json_response, text_response};
 use super::session::{Cap, Evicted, SessionError};
-use crate::app::AppState;
+use super::state::McpState;
 use crate::auth::{Connection, credentials};
 use crate::routes::Route;
 
@@ -44,7 +44,7 @@ const VERSION_HEADER: &str = "mcp-protocol-version";
 ///
 /// Takes the whole request rather than a `HeaderMap` extractor, which would copy every header.
 pub async fn post(
-    State(state): State<AppState>,
+    State(state): State<McpState>,
     Extension(route): Extension<Arc<Route>>,
     request: Request,
 ) -> Result<Response, Refusal> {
@@ -90,7 +90,7 @@ pub async fn post(
 
 /// DELETE /mcp: ends the caller's session.
 pub async fn delete(
-    State(state): State<AppState>,
+    State(state): State<McpState>,
     Extension(route): Extension<Arc<Route>>,
     headers: HeaderMap,
 ) -> Result<StatusCode, Refusal> {
@@ -124,7 +124,7 @@ pub async fn method_not_allowed() -> Response {
 }
 
 fn initialize(
-    state: &AppState,
+    state: &McpState,
     connection: &Connection,
     id: Value,
     params: &serde_json::Map<String, Value>,
@@ -178,7 +178,7 @@ fn log_eviction(evicted: &Evicted, opener: &Connection) {
 }
 
 /// Finds the caller's session and checks the protocol version header against it.
-fn resume(state: &AppState, headers: &HeaderMap, connection: Arc<Connection>) -> Result<Caller, Refusal> {
+fn resume(state: &McpState, headers: &HeaderMap, connection: Arc<Connection>) -> Result<Caller, Refusal> {
     let Some(id) = session_header(headers) else {
         return Err(Refusal::http(
             StatusCode::BAD_REQUEST,
@@ -213,7 +213,7 @@ fn resume(state: &AppState, headers: &HeaderMap, connection: Arc<Connection>) ->
     })
 }
 
-async fn batch(state: &AppState, caller: &Caller, items: Vec<Value>) -> Result<Response, Refusal> {
+async fn batch(state: &McpState, caller: &Caller, items: Vec<Value>) -> Result<Response, Refusal> {
     if !caller.version.allows_batches() {
         return Err(Refusal::http(
             StatusCode::BAD_REQUEST,
@@ -271,7 +271,7 @@ async fn batch(state: &AppState, caller: &Caller, items: Vec<Value>) -> Result<R
 }
 
 /// The connection behind the bearer credential, or a 401 that tells the client where to sign in.
-async fn authenticate(state: &AppState, route: &Route, headers: &HeaderMap) -> Result<Arc<Connection>, Refusal> {
+async fn authenticate(state: &McpState, route: &Route, headers: &HeaderMap) -> Result<Arc<Connection>, Refusal> {
     let bearer = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())

@@ -141,7 +141,8 @@ fn no_http_tls_or_template_crate_reaches_the_floors() {
 
 #[test]
 fn mcp_sees_only_resolved_credentials() {
-    assert_uses_none_of("mcp", &["oauth", "web", "cli"]);
+    // Nor the server's AppState, which holds sign-in's parts: MCP has its own McpState.
+    assert_uses_none_of("mcp", &["oauth", "web", "cli", "app"]);
 }
 
 #[test]

@@ -82,17 +82,17 @@ async fn sessions_churn_under_grant_changes_within_the_limits() {
 
     // Every ended session was freed: nothing is open, and a key then holds exactly 16, the 17th
     // ending the oldest of them (had an ended session leaked, it would have been the one to go).
-    assert_eq!(server.state().sessions.len(), 0, "every DELETE freed its session");
+    assert_eq!(server.state().mcp.sessions.len(), 0, "every DELETE freed its session");
     let mut open = Vec::new();
     for _ in 0..16 {
         open.push(Client::connected(&server.url(), &keys[1]).await);
     }
-    assert_eq!(server.state().sessions.len(), 16);
+    assert_eq!(server.state().mcp.sessions.len(), 16);
     let reply = Client::new(&server.url(), Some(&keys[1]))
         .post(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}))
         .await;
     assert_eq!(reply.status, StatusCode::OK);
-    assert_eq!(server.state().sessions.len(), 16);
+    assert_eq!(server.state().mcp.sessions.len(), 16);
     let oldest = open[0]
         .post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
         .await;

@@ -1,0 +1,51 @@
+//! What MCP needs to answer a request, and nothing more: the journal, the sessions, the audit log's
+//! writer, the credential cache and the serialized tool lists. The HTTP server's `AppState` holds
+//! one (axum's `FromRef` hands it to the `/mcp` handlers); `journal mcp stdio` builds only this, so
+//! it makes nothing of sign-in (no metadata fetcher, no refresh cache).
+
+use std::sync::Arc;
+
+use super::listing::Listings;
+use super::session::Sessions;
+use crate::auth::audit::AuditLog;
+use crate::auth::cache::CredentialCache;
+use crate::journal::Journal;
+
+/// Cloned for every request: one `Arc`.
+#[derive(Clone)]
+pub struct McpState(Arc<Shared>);
+
+impl std::ops::Deref for McpState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// What the state holds.
+pub struct Shared {
+    pub journal: Arc<Journal>,
+    pub sessions: Arc<Sessions>,
+    /// Writes the audit log, committing calls that arrive together in one transaction.
+    pub audit: AuditLog,
+    /// Credentials verified recently, trusted until the access epoch moves.
+    pub credentials: Arc<CredentialCache>,
+    /// `tools/list` answers, serialized once per shape of grant.
+    pub listings: Arc<Listings>,
+}
+
+impl McpState {
+    /// Starts the audit log's writer task, so it is made inside the runtime.
+    pub fn new(journal: Arc<Journal>, sessions: Sessions) -> McpState {
+        let audit = AuditLog::start(journal.db.clone());
+        let credentials = Arc::new(CredentialCache::new(&journal.db));
+        McpState(Arc::new(Shared {
+            journal,
+            sessions: Arc::new(sessions),
+            audit,
+            credentials,
+            listings: Arc::default(),
+        }))
+    }
+}
