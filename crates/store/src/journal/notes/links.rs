@@ -83,10 +83,18 @@ impl Names {
     /// that names it, else by its path from the top of the vault (without `.md`).
     pub fn wikilink_to(&self, path: &str, source: &str) -> String {
         let stem = stem_of(path);
-        if self.resolve(stem, source) == Some(path) {
-            stem.to_string()
+        let name = if self.resolve(stem, source) == Some(path) {
+            stem
         } else {
-            path.strip_suffix(".md").unwrap_or(path).to_string()
+            path.strip_suffix(".md").unwrap_or(path)
+        };
+        // A name that ends in another extension (`report.md.bak`) would read as an attachment of
+        // that type: such a note is named with its `.md`.
+        let last = name.rsplit('/').next().unwrap_or(name);
+        if last.trim_start_matches('.').contains('.') {
+            format!("{name}.md")
+        } else {
+            name.to_string()
         }
     }
 }
@@ -146,18 +154,21 @@ pub fn rewrite_wikilink(link: &str, target: &str) -> Option<String> {
         Some(dest) => (dest, "\\"),
         None => (dest, ""),
     };
-    // Spaces and line breaks around the name stay where they were: the link keeps its lines, so
-    // the markdown around it reads the same after the rewrite as before.
-    let name = dest.trim();
-    let (lead, trail) = if name.is_empty() {
-        (dest, "")
-    } else {
-        let start = dest.len() - dest.trim_start().len();
-        (&dest[..start], &dest[start + name.len()..])
+    // Only the name changes: spaces and line breaks around it, and the heading after it, stay as
+    // they were, so the link keeps its lines and the markdown around it reads the same after.
+    let (name, heading) = match dest.find('#') {
+        Some(at) => (&dest[..at], &dest[at..]),
+        None => (dest, ""),
     };
-    let heading = name.find('#').map_or("", |at| &name[at..]);
+    let trimmed = name.trim();
+    let (lead, trail) = if trimmed.is_empty() {
+        (name, "")
+    } else {
+        let start = name.len() - name.trim_start().len();
+        (&name[..start], &name[start + trimmed.len()..])
+    };
     Some(format!(
-        "{}[[{lead}{target}{heading}{trail}{escape}{}]]",
+        "{}[[{lead}{target}{trail}{heading}{escape}{}]]",
         &link[..open],
         alias.unwrap_or("")
     ))
@@ -205,6 +216,9 @@ mod tests {
         assert_eq!(names.wikilink_to("People/Bo.md", "x.md"), "Bo");
         assert_eq!(names.wikilink_to("People/Ana.md", "x.md"), "People/Ana");
         assert_eq!(names.wikilink_to("People/Ana.md", "People/Bo.md"), "Ana");
+        let dotted = Names::new(["Notes/other.md.bak.md"]);
+        assert_eq!(dotted.wikilink_to("Notes/other.md.bak.md", "x.md"), "other.md.bak.md");
+        assert_eq!(dotted.resolve("other.md.bak.md", "x.md"), Some("Notes/other.md.bak.md"));
         names.remove("People/Bo.md");
         names.insert("Team/Bo.md");
         assert_eq!(names.resolve("Bo", "x.md"), Some("Team/Bo.md"));

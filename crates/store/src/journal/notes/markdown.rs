@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use pulldown_cmark::{Event, LinkType, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CowStr, Event, LinkType, Options, Parser, Tag, TagEnd};
 use serde::{Deserialize, Serialize};
 
 /// How a link is written.
@@ -119,44 +119,50 @@ pub struct Destination {
 pub fn relative_destinations(body: &str, offset: usize) -> Vec<Destination> {
     let options = Options::ENABLE_WIKILINKS | Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
     let mut found = Vec::new();
-    for (event, range) in Parser::new_ext(body, options).into_offset_iter() {
-        let (Event::Start(Tag::Link { link_type, .. }) | Event::Start(Tag::Image { link_type, .. })) = event else {
+    for (event, _) in Parser::new_ext(body, options).into_offset_iter() {
+        let (Event::Start(Tag::Link {
+            link_type, dest_url, ..
+        })
+        | Event::Start(Tag::Image {
+            link_type, dest_url, ..
+        })) = event
+        else {
             continue;
         };
         if link_type != LinkType::Inline {
             continue;
         }
-        let Some((start, end)) = inline_destination(&body[range.clone()]) else {
+        // Where the parser read the destination: exactly, from the text it borrowed. A destination
+        // the parser had to rewrite (escapes, entities) is not in the text as written: left alone,
+        // as is one found by searching the link's text, which nested brackets can fool.
+        let Some(start) = borrowed_at(body, &dest_url) else {
             continue;
         };
-        let raw = &body[range.start + start..range.start + end];
+        let raw = &body[start..start + dest_url.len()];
         let path = raw.split('#').next().unwrap_or("");
         if path.is_empty() || path.starts_with('/') || path.contains(':') {
             continue;
         }
+        // Brackets or a backtick in a path are markdown read as a destination by accident (no tool
+        // writes them there): rewriting them would change how the text around reads.
+        if path.contains(['[', ']', '`']) {
+            continue;
+        }
         found.push(Destination {
-            start: offset + range.start + start,
-            end: offset + range.start + end,
+            start: offset + start,
+            end: offset + start + raw.len(),
         });
     }
     found
 }
 
-/// The destination's range inside an inline link's text `[text](dest "title")`: after the last
-/// `](`, without the angle brackets or the title.
-fn inline_destination(link: &str) -> Option<(usize, usize)> {
-    let inner_end = link.strip_suffix(')')?.len();
-    let open = link[..inner_end].rfind("](")? + 2;
-    let inner = &link[open..inner_end];
-    let lead = inner.len() - inner.trim_start().len();
-    let start = open + lead;
-    let rest = &link[start..inner_end];
-    if let Some(bracketed) = rest.strip_prefix('<') {
-        let close = bracketed.find('>')?;
-        return Some((start + 1, start + 1 + close));
-    }
-    let len = rest.find(char::is_whitespace).unwrap_or(rest.len());
-    (len > 0).then_some((start, start + len))
+/// Where in `body` the parser's text `part` lies, when it borrowed it from `body` as written.
+fn borrowed_at(body: &str, part: &CowStr<'_>) -> Option<usize> {
+    let CowStr::Borrowed(text) = part else {
+        return None;
+    };
+    let start = (text.as_ptr() as usize).checked_sub(body.as_ptr() as usize)?;
+    (start + text.len() <= body.len() && body.get(start..start + text.len()) == Some(*text)).then_some(start)
 }
 
 /// A link event as a vault link, or None for links that leave the vault (URLs, anchors, mail).
@@ -208,6 +214,29 @@ pub fn resolve_relative(folder: &str, target: &str) -> Option<String> {
         }
     }
     Some(parts.join("/"))
+}
+
+/// A relative destination that climbs out of the vault from `folder`: how many folders above the
+/// vault's root it goes, and the path from there (`(1, "Plan.md")` for `../Plan.md` from the
+/// root). None for one that stays inside (see `resolve_relative`), a URL or an absolute path.
+pub fn above_the_vault(folder: &str, target: &str) -> Option<(usize, String)> {
+    if target.is_empty() || target.starts_with('/') || target.contains("://") || target.starts_with("mailto:") {
+        return None;
+    }
+    let mut parts: Vec<&str> = folder.split('/').filter(|p| !p.is_empty()).collect();
+    let mut above = 0;
+    for part in target.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() {
+                    above += 1;
+                }
+            }
+            other => parts.push(other),
+        }
+    }
+    (above > 0).then(|| (above, parts.join("/")))
 }
 
 /// `%20` and the like in a markdown link's destination (spaces in file names are common).
@@ -310,9 +339,14 @@ mod tests {
         assert_eq!(found, ["../x%20y.md#h", "img 1.png"]);
         let shifted = relative_destinations(body, 7);
         assert_eq!(shifted[0].start, relative_destinations(body, 0)[0].start + 7);
-        assert_eq!(inline_destination("[a](b)"), Some((4, 5)));
-        assert_eq!(inline_destination("[a]( b \"t\")"), Some((5, 6)));
-        assert_eq!(inline_destination("[a][b]"), None);
+        // The destination the parser read, balanced parentheses and all; none with brackets in it
+        // (markdown read as a destination by accident), and none the parser had to unescape.
+        let tangled = "[x](a[x](Notes/Plan)a) [p](Meeting(1).md) [e](a\\(b.md)";
+        let found: Vec<&str> = relative_destinations(tangled, 0)
+            .iter()
+            .map(|d| &tangled[d.start..d.end])
+            .collect();
+        assert_eq!(found, ["Meeting(1).md"]);
     }
 
     #[test]
