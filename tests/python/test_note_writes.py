@@ -20,7 +20,7 @@ import pytest
 from journal_helpers import JOURNAL, demo_journal, in_session, mint_key, ok, refused, run, serve
 
 WRITE_TOOLS = ["note_create", "note_write", "note_append", "note_edit_section", "note_set_properties"]
-DEMO_NOTES_SOURCE = Path(__file__).resolve().parents[2] / "server" / "journal" / "demo_notes.rs"
+DEMO_NOTES_SOURCE = Path(__file__).resolve().parents[2] / "crates" / "store" / "src" / "journal" / "demo_notes.rs"
 
 
 def demo_constant(name):

@@ -33,7 +33,7 @@ from mcp.client.streamable_http import streamable_http_client
 from journal_helpers import JOURNAL, call, demo_journal, in_session, mint_key, ok, refused, serve, text_of
 
 NOTES_TOOLS = ["notes_list", "note_read", "base_query", "skills_list", "skill_read"]
-DEMO_NOTES_SOURCE = Path(__file__).resolve().parents[2] / "server" / "journal" / "demo_notes.rs"
+DEMO_NOTES_SOURCE = Path(__file__).resolve().parents[2] / "crates" / "store" / "src" / "journal" / "demo_notes.rs"
 NO_SUCH_NOTE = "Areas/no-such-note.md"
 NONSENSE_WORD = "xylophone-quasar"
 

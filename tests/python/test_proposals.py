@@ -21,7 +21,7 @@ import pytest
 
 from journal_helpers import JOURNAL, demo_journal, in_session, mint_key, ok, refused, run, serve
 
-DEMO_NOTES_SOURCE = Path(__file__).resolve().parents[2] / "server" / "journal" / "demo_notes.rs"
+DEMO_NOTES_SOURCE = Path(__file__).resolve().parents[2] / "crates" / "store" / "src" / "journal" / "demo_notes.rs"
 
 
 def demo_constant(name):
