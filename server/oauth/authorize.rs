@@ -412,9 +412,7 @@ impl<'a> Asker<'a> {
     /// The host of a metadata document client's `client_id`, shown beside its name (MCP
     /// 2025-11-25): the name is whatever the document says, the host is who vouches for it.
     fn document_host(&self) -> Option<String> {
-        self.client_id
-            .starts_with("https://")
-            .then(|| redirect::host(self.client_id))
+        super::client_metadata::document_host(self.client_id)
     }
 }
 

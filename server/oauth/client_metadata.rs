@@ -118,6 +118,15 @@ pub fn check_url(client_id: &str) -> Result<Url, String> {
     }
 }
 
+/// The host that vouches for a client's name: for a metadata-document client (its id an https
+/// URL), that URL's host (`claude.ai`); None for a client registered here, which only named itself.
+/// The consent page and the owner's connections page both show it.
+pub fn document_host(client_id: &str) -> Option<String> {
+    client_id
+        .starts_with("https://")
+        .then(|| super::redirect::host(client_id))
+}
+
 /// Reads the `max-age` of a Cache-Control header.
 pub fn cache_seconds(cache_control: Option<&str>) -> Option<i64> {
     let value = cache_control?.to_ascii_lowercase();

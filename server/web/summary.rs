@@ -139,14 +139,10 @@ pub fn stale(ends_at: Option<i64>, finished: bool, now: i64) -> Option<&'static 
     }
 }
 
-/// How a table names where a signed-in app's identity comes from. A metadata document's client id
-/// is an https URL whose host vouches for the name (`claude.ai`); any other id was made by this
-/// journal's registration endpoint, so the name is only what the app said it was.
+/// How a table names where a signed-in app's identity comes from: the host of its metadata
+/// document (`claude.ai`), or "registered here" for an app that registered and named itself.
 pub fn client_origin(client_id: &str) -> String {
-    match url::Url::parse(client_id) {
-        Ok(url) if url.scheme() == "https" => url.host_str().unwrap_or_default().to_string(),
-        _ => "registered here".to_string(),
-    }
+    crate::oauth::client_metadata::document_host(client_id).unwrap_or_else(|| "registered here".into())
 }
 
 /// One connection by id, or None when there is no such connection (revoked, or never made).

@@ -13,7 +13,7 @@ macro_rules! handler {
     (read) => {
         $crate::mcp::tools::Handler {
             call: |context, arguments| {
-                $crate::mcp::tools::boxed(async move { run(context, $crate::mcp::tools::parse(arguments)?).await })
+                $crate::mcp::tools::boxed(async move { run(context, $crate::mcp::tools::parse(&arguments)?).await })
             },
             touched: |_| None,
         }
@@ -22,11 +22,11 @@ macro_rules! handler {
         $crate::mcp::tools::Handler {
             call: |context, arguments| {
                 $crate::mcp::tools::boxed(async move {
-                    run(context, $crate::mcp::tools::parse(arguments.clone())?, arguments).await
+                    run(context, $crate::mcp::tools::parse(&arguments)?, arguments).await
                 })
             },
             touched: |arguments| {
-                $crate::mcp::tools::parse::<Args>(arguments.clone())
+                $crate::mcp::tools::parse::<Args>(arguments)
                     .ok()
                     .map(|args| $crate::mcp::tools::Touches::touched(&args))
             },
@@ -328,9 +328,11 @@ pub async fn call(tool: &ToolDef, arguments: Value, context: &ToolContext<'_>) -
     (tool.handler.call)(context, arguments).await
 }
 
-/// A call's arguments as the tool's typed `Args` (for `handler!`).
-pub fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolError> {
-    serde_json::from_value(arguments).map_err(|e| ToolError::Invalid(format!("invalid arguments: {e}")))
+/// A call's arguments as the tool's typed `Args` (for `handler!`), read in place: a write tool's
+/// arguments are read twice (what it touches, for the audit before it runs; then to run it), and
+/// neither copies them.
+pub fn parse<T: DeserializeOwned>(arguments: &Value) -> Result<T, ToolError> {
+    <T as serde::Deserialize>::deserialize(arguments).map_err(|e| ToolError::Invalid(format!("invalid arguments: {e}")))
 }
 
 impl ToolContext<'_> {
