@@ -39,8 +39,10 @@ pub mod app;
 pub mod bench;
 pub mod cli;
 pub mod config;
+pub mod context;
 pub mod domain;
 pub mod lan;
+pub mod listener;
 pub mod mcp;
 pub mod oauth;
 pub mod page;
@@ -50,5 +52,5 @@ pub mod tls;
 pub mod web;
 
 // The floors below, under the names the server's code and its tests use for them.
-pub use journal_access::auth;
+pub use journal_access::{auth, review};
 pub use journal_store::{clock, db, fsio, journal, secret};

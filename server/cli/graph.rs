@@ -10,11 +10,11 @@ use clap::Subcommand;
 
 use crate::journal::Journal;
 use crate::journal::day::format_timestamp;
-use crate::journal::graph::gate::{self, Change};
+use crate::journal::graph::gate::{self, GraphChange};
 use crate::journal::graph::history::{self as graph_history, Entry, Origin};
 use crate::journal::graph::items::{Items, Viewer};
 use crate::journal::graph::rules::RuleError;
-use crate::journal::graph::{Connection, store};
+use crate::journal::graph::{Edge, store};
 use crate::journal::notes::history::KEEP_DAYS;
 
 #[derive(Debug, Subcommand)]
@@ -83,23 +83,23 @@ pub async fn run(dir: &std::path::Path, command: GraphCommand) -> anyhow::Result
         GraphCommand::Connect { from, to, kind } => {
             let from = resolve(&journal, &from).await?;
             let to = resolve(&journal, &to).await?;
-            let made = change(&journal, Change::Connect { from, to, kind }).await?;
+            let made = change(&journal, GraphChange::Connect { from, to, kind }).await?;
             say!("{}", line(&made));
             Ok(())
         }
         GraphCommand::Disconnect { id } => {
-            let made = change(&journal, Change::Disconnect { id }).await?;
+            let made = change(&journal, GraphChange::Disconnect { id }).await?;
             say!("removed {}", line(&made));
             Ok(())
         }
         GraphCommand::SetType { id, kind, clear } => {
             let kind = if clear { None } else { kind };
-            let made = change(&journal, Change::SetType { id, kind }).await?;
+            let made = change(&journal, GraphChange::SetType { id, kind }).await?;
             say!("{}", line(&made));
             Ok(())
         }
         GraphCommand::Note { id, text } => {
-            let made = change(&journal, Change::Note { id, text }).await?;
+            let made = change(&journal, GraphChange::Note { id, text }).await?;
             say!("{}", line(&made));
             for note in &made.notes {
                 say!("    {}: {}", shown::line(note.author.as_str()), shown::line(&note.text));
@@ -150,7 +150,7 @@ fn entry_line(entry: &Entry) -> String {
     let Some(connection) = entry.shown() else {
         return format!("{} {}", entry.what(), shown::line(&entry.connection));
     };
-    let kind = |c: Option<&Connection>| c.and_then(|c| c.kind.clone());
+    let kind = |c: Option<&Edge>| c.and_then(|c| c.kind.clone());
     let detail = match entry.what() {
         "retyped" => format!(
             " ({} → {})",
@@ -178,7 +178,7 @@ async fn resolve(journal: &Arc<Journal>, typed: &str) -> anyhow::Result<String> 
     }
 }
 
-async fn change(journal: &Arc<Journal>, change: Change) -> anyhow::Result<Connection> {
+async fn change(journal: &Arc<Journal>, change: GraphChange) -> anyhow::Result<Edge> {
     let made = gate::make(journal, &Origin::owner(), &Viewer::Owner, &change)
         .await
         .map_err(|e| match e {
@@ -191,7 +191,7 @@ async fn change(journal: &Arc<Journal>, change: Change) -> anyhow::Result<Connec
 }
 
 /// A connection in one line: `c-... from → to [type] by who at when`.
-fn line(connection: &Connection) -> String {
+fn line(connection: &Edge) -> String {
     let kind = connection
         .kind
         .as_ref()
@@ -221,7 +221,7 @@ async fn list(journal: &Arc<Journal>, item: Option<&str>, kind: Option<&str>) ->
             problem.message
         );
     }
-    let mut shown: Vec<&Connection> = graph
+    let mut shown: Vec<&Edge> = graph
         .connections()
         .filter(|c| key.as_ref().is_none_or(|k| c.touches(k)))
         .filter(|c| kind.is_none() || c.kind.as_deref() == kind)

@@ -9,11 +9,11 @@ use clap::Subcommand;
 use crate::clock::unix_now;
 use crate::journal::Journal;
 use crate::journal::day::format_timestamp;
-use crate::oauth::{pairing, register, store};
-use crate::{config, routes};
+use crate::oauth::{pairing, registration, store};
+use crate::{config, context};
 
 /// The routes sign-in can be opened on.
-const ROUTES: [&str; 3] = [routes::LOCAL, routes::LAN, routes::DOMAIN];
+const ROUTES: [&str; 3] = [context::LOCAL, context::LAN, context::DOMAIN];
 
 #[derive(Debug, Subcommand)]
 pub enum PairingCommand {
@@ -64,10 +64,10 @@ pub async fn pairing(journal: &Arc<Journal>, command: PairingCommand) -> anyhow:
             check_route(&route)?;
             // A code for a route that is off would wait for a sign-in that cannot arrive.
             let settings = config::read_file(journal.root())?;
-            if route == routes::LAN && config::lan_plan(&settings)?.is_none() {
+            if route == context::LAN && config::lan_plan(&settings)?.is_none() {
                 bail!("the lan route is off: turn it on with `journal route enable lan` and restart `journal serve`");
             }
-            if route == routes::DOMAIN && config::domain_plan(&settings)?.is_none() {
+            if route == context::DOMAIN && config::domain_plan(&settings)?.is_none() {
                 bail!(
                     "the domain route is off: turn it on with `journal route enable domain --hostname H` and restart `journal serve`"
                 );
@@ -133,7 +133,7 @@ pub async fn oauth(journal: &Arc<Journal>, command: OauthCommand) -> anyhow::Res
         }
         OauthCommand::Register { name, redirect_uris } => {
             let request = serde_json::json!({ "client_name": name, "redirect_uris": redirect_uris });
-            let registration = register::check(&request).map_err(plain)?;
+            let registration = registration::check(&request).map_err(plain)?;
             let dropped: Vec<&String> = redirect_uris
                 .iter()
                 .filter(|uri| !registration.redirect_uris.contains(uri))

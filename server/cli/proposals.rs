@@ -7,12 +7,10 @@ use std::sync::Arc;
 use anyhow::bail;
 use clap::Subcommand;
 
-use crate::auth::connections;
 use crate::journal::Journal;
 use crate::journal::day::format_timestamp;
-use crate::journal::graph;
-use crate::journal::notes::changes::{self, ChangeError};
-use crate::journal::notes::proposals::{self, Filter, Proposal, Status};
+use crate::journal::proposals::{Filter, Kind, Proposal, Status};
+use crate::review::{self, Onto, ReviewError};
 
 #[derive(Debug, Subcommand)]
 pub enum ProposalsCommand {
@@ -49,7 +47,7 @@ pub async fn run(journal: &Arc<Journal>, command: ProposalsCommand) -> anyhow::R
         ProposalsCommand::Show { id } => show(journal, id).await,
         ProposalsCommand::Accept { id, onto_current } => accept(journal, id, onto_current).await,
         ProposalsCommand::Reject { id, reason } => {
-            changes::reject(journal, id, &reason).await.map_err(review_error)?;
+            review::reject(journal, id, &reason).await.map_err(review_error)?;
             say!("rejected proposal {id}");
             Ok(())
         }
@@ -63,8 +61,8 @@ async fn list(journal: &Arc<Journal>, status: &str, label: Option<&str>) -> anyh
             anyhow::anyhow!("--status {other} is not a state; use pending, accepted, rejected or all")
         })?),
     };
-    let listed = proposals::list(
-        &journal.db,
+    let listed = review::list(
+        journal,
         &Filter {
             status,
             limit: 1000,
@@ -103,8 +101,11 @@ async fn list(journal: &Arc<Journal>, status: &str, label: Option<&str>) -> anyh
 }
 
 async fn show(journal: &Arc<Journal>, id: i64) -> anyhow::Result<()> {
-    let Some(p) = proposals::get(&journal.db, id).await? else {
-        bail!("there is no proposal {id}; `journal proposals list --status all` lists them");
+    let p = match review::get(journal, id).await {
+        Err(ReviewError::NotFound(_)) => {
+            bail!("there is no proposal {id}; `journal proposals list --status all` lists them")
+        }
+        other => other.map_err(review_error)?,
     };
     say!(
         "proposal {}: {} by {} at {}",
@@ -124,13 +125,13 @@ async fn show(journal: &Arc<Journal>, id: i64) -> anyhow::Result<()> {
     if p.status != Status::Pending {
         return Ok(());
     }
-    let Some(reader) = connections::reader(&journal.db, &p.connection_id, &journal.facets()).await? else {
-        say!("the connection that proposed this was removed: the proposal can only be rejected");
-        return Ok(());
+    let preview = match review::preview(journal, &p).await {
+        Err(ReviewError::Removed { .. }) => {
+            say!("the connection that proposed this was removed: the proposal can only be rejected");
+            return Ok(());
+        }
+        other => other.map_err(review_error)?,
     };
-    let preview = changes::preview(journal, &p, Some(reader))
-        .await
-        .map_err(review_error)?;
     if preview.stale {
         say!("the note changed since this was proposed; made to the note as it is now, the change is:");
         match preview.diff_now {
@@ -143,38 +144,22 @@ async fn show(journal: &Arc<Journal>, id: i64) -> anyhow::Result<()> {
 }
 
 async fn accept(journal: &Arc<Journal>, id: i64, onto_current: bool) -> anyhow::Result<()> {
-    let Some(p) = proposals::get(&journal.db, id).await? else {
-        bail!("there is no proposal {id}; `journal proposals list` lists those waiting");
-    };
-    if graph::gate::is_graph_tool(&p.tool) {
-        let viewer = connections::viewer(&journal.db, &p.connection_id, &journal.facets()).await?;
-        let _review = changes::review().await;
-        graph::gate::accept(journal, &p, viewer)
-            .await
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        say!("accepted proposal {id}: {}", shown::line(&p.path));
-        return Ok(());
+    let onto = if onto_current { Onto::Current } else { Onto::Proposed };
+    let accepted = review::accept(journal, id, onto).await.map_err(review_error)?;
+    match accepted.kind {
+        Kind::Note => say!("accepted proposal {id}: {} changed", accepted.path),
+        Kind::Graph => say!("accepted proposal {id}: {}", shown::line(&accepted.path)),
     }
-    let reader = connections::reader(&journal.db, &p.connection_id, &journal.facets()).await?;
-    let onto = if onto_current {
-        changes::preview(journal, &p, reader.clone())
-            .await
-            .map_err(review_error)?
-            .current_hash
-    } else {
-        None
-    };
-    let written = changes::accept(journal, id, reader, onto.as_deref())
-        .await
-        .map_err(review_error)?;
-    say!("accepted proposal {id}: {} changed", written.path);
     Ok(())
 }
 
 /// A review refusal as one line that says what to do.
-fn review_error(error: ChangeError) -> anyhow::Error {
+fn review_error(error: ReviewError) -> anyhow::Error {
     match error {
-        ChangeError::Stale { path, .. } => anyhow::anyhow!(
+        ReviewError::NotFound(id) => {
+            anyhow::anyhow!("there is no proposal {id}; `journal proposals list` lists those waiting")
+        }
+        ReviewError::Stale { path, .. } => anyhow::anyhow!(
             "the note {path} changed since this was proposed; see the change against it now with `journal proposals \
              show`, then accept with --onto-current or reject"
         ),

@@ -12,13 +12,13 @@ use clap::Subcommand;
 use super::open_for_access;
 use crate::clock::unix_now;
 use crate::config::{self, DomainPlan, LanPlan};
+use crate::context::{DOMAIN, LAN, LOCAL, Route};
 use crate::domain::acme::{self, AcmeHttp};
 use crate::domain::dns::Resolver;
 use crate::domain::serving;
 use crate::journal::day::format_timestamp;
 use crate::lan::addresses;
 use crate::routes::status::{self, RouteStatus};
-use crate::routes::{DOMAIN, LAN, LOCAL, Route};
 use crate::tls::ca::{self, PrivateCa};
 
 #[derive(Debug, Subcommand)]

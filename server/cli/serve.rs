@@ -9,9 +9,9 @@ use clap::Args;
 use super::content::write_demo;
 use crate::auth::{Category, WriteMode, connections};
 use crate::config;
+use crate::context::Route;
 use crate::journal::day::Day;
 use crate::journal::{Journal, demo};
-use crate::routes::Route;
 use crate::server::{Running, StartError};
 
 #[derive(Debug, Args)]
@@ -210,7 +210,7 @@ fn print_demo_key(url: &str, key: &str) {
 /// Opens sign-in on the local route and prints the code with each client's lines, so that an agent
 /// signs in to this journal at once, whatever journal the other commands would pick.
 async fn print_demo_sign_in(journal: &Journal, url: &str, me: &str) -> anyhow::Result<()> {
-    let code = crate::oauth::store::open_code(&journal.db, crate::routes::LOCAL, crate::clock::unix_now())
+    let code = crate::oauth::store::open_code(&journal.db, crate::context::LOCAL, crate::clock::unix_now())
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     say!();
@@ -219,7 +219,7 @@ async fn print_demo_sign_in(journal: &Journal, url: &str, me: &str) -> anyhow::R
         crate::oauth::pairing::LIFETIME_SECONDS / 60
     );
     say!("  {}", crate::oauth::pairing::display(&code));
-    for client in crate::web::clients::for_route(crate::routes::LOCAL, url) {
+    for client in crate::web::clients::for_route(crate::context::LOCAL, url) {
         if client.is_command && client.unavailable.is_none() {
             say!("  # {}", client.name);
             say!("  {}", client.add);

@@ -25,10 +25,11 @@ use super::dns::{DnsError, Resolver};
 use crate::app::AppState;
 use crate::clock::unix_now;
 use crate::config::DomainPlan;
+use crate::context::{DOMAIN, Route};
 use crate::lan::limits::ConnectionLimiter;
+use crate::listener::{ConnectionLimits, Gate, accept_loop};
+use crate::routes;
 use crate::routes::status::{self, Certificate, DomainView};
-use crate::routes::{self, DOMAIN, Route};
-use crate::server::{ConnectionLimits, Gate, accept_loop};
 use crate::tls::serving::{CertSlot, acme_server_config};
 
 /// How often the route checks DNS, CAA and its certificate.

@@ -65,7 +65,7 @@ impl ConnectionLimiter {
 
     /// Takes a slot for a connection from `source`, or says which limit is reached.
     pub fn admit(&self, source: IpAddr) -> Result<Admission, Full> {
-        let source = crate::routes::source_key(source, self.by_prefix);
+        let source = crate::context::source_key(source, self.by_prefix);
         let mut counts = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if counts.open >= self.total {
             return Err(Full::Route);

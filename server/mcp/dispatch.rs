@@ -119,7 +119,7 @@ async fn tools_call(state: &McpState, caller: &Caller, id: Value, mut params: Ma
     let context = context(state, caller);
     let connection = &caller.connection;
     // A write tool's call says which note and in which mode, whatever its outcome.
-    let change = tool.writes().then(|| audit::Change {
+    let change = tool.writes().then(|| audit::WriteTarget {
         path: tools::touched(tool, &arguments),
         write_mode: connection.grant.write_mode.as_str().into(),
     });

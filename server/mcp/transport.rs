@@ -24,7 +24,7 @@ use super::refusal::{Refusal, json_response, text_response};
 use super::session::{Cap, Evicted, SessionError};
 use super::state::McpState;
 use crate::auth::{Connection, credentials};
-use crate::routes::Route;
+use crate::context::Route;
 
 /// The largest request body, from the reference: 64 KiB.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;

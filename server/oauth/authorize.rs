@@ -19,13 +19,13 @@ use url::Url;
 use super::client_metadata::MetadataError;
 use super::pages::{self, ConsentPage, FacetChoice, Refusal};
 use super::store::{self, CodeRefusal, Pending};
-use super::{OAuthError, client_metadata, known_clients, pkce, redirect, register, resource};
+use super::{OAuthError, client_metadata, known_clients, pkce, redirect, registration, resource};
 use crate::app::AppState;
 use crate::auth::{Category, WriteMode};
 use crate::clock::unix_now;
+use crate::context::{Route, Source};
 use crate::page;
 use crate::page::form::{self, Params};
-use crate::routes::{Route, Source};
 
 /// GET /authorize
 pub async fn start(
@@ -197,7 +197,7 @@ pub async fn decide(
     let client_name = match store::client(db, &pending.client_id).await {
         // Cleaned again here: a name stored before names were cleaned on the way in also labels
         // the connection this sign-in makes.
-        Ok(Some(client)) => register::clean_name(&client.client_name),
+        Ok(Some(client)) => registration::clean_name(&client.client_name),
         Ok(None) => return expired(),
         Err(e) => return e.into_response(),
     };
@@ -441,7 +441,7 @@ fn consent_page(
     };
     let page = ConsentPage {
         nonce: nonce.clone(),
-        client_name: register::clean_name(asker.name),
+        client_name: registration::clean_name(asker.name),
         client_host: asker.document_host(),
         callback_host: redirect::host(redirect_uri),
         pending: pending.to_string(),

@@ -153,7 +153,7 @@ pub fn check_document(client_id: &str, body: &[u8]) -> Result<(String, Vec<Strin
         "client_name": document.get("client_name").cloned().unwrap_or(Value::Null),
         "redirect_uris": document.get("redirect_uris").cloned().unwrap_or(Value::Null),
     });
-    let checked = super::register::check(&registration).map_err(|e| e.description)?;
+    let checked = super::registration::check(&registration).map_err(|e| e.description)?;
     Ok((checked.client_name, checked.redirect_uris))
 }
 

@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use crate::routes::Route;
+use crate::context::Route;
 
 /// The protected resource metadata of `origin`.
 pub fn resource_metadata(origin: &str) -> Value {

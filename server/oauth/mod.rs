@@ -19,6 +19,7 @@ pub mod pairing;
 pub mod pkce;
 pub mod redirect;
 pub mod register;
+pub mod registration;
 pub mod resource;
 pub mod revoke;
 pub mod store;

@@ -13,8 +13,8 @@ use super::store::{self, TokenPair};
 use super::{OAuthError, resource};
 use crate::app::AppState;
 use crate::clock::unix_now;
+use crate::context::Route;
 use crate::page::form::{self, Params};
-use crate::routes::Route;
 
 /// POST /token
 pub async fn token(

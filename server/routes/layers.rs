@@ -19,7 +19,7 @@ use tower_service::Service;
 
 /// Lets through the requests `check` finds nothing to refuse in, and answers the others with the
 /// refusal it returns. Every route's guard first refuses a request with more than one `Host`
-/// (`super::repeated_host`): each check reads the first, and something in front might read another.
+/// (`crate::context::host::repeated_host`): each check reads the first, and something in front might read another.
 #[derive(Clone)]
 pub struct Guard<C>(pub C);
 
@@ -55,7 +55,7 @@ where
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        match super::repeated_host(request.headers()).or_else(|| (self.check)(&request)) {
+        match crate::context::host::repeated_host(request.headers()).or_else(|| (self.check)(&request)) {
             Some(refusal) => Either::Left(ready(Ok(refusal))),
             None => Either::Right(self.inner.call(request)),
         }

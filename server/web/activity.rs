@@ -9,8 +9,8 @@ use axum::response::Response;
 
 use super::chart::{self, Chart};
 use super::form::malformed;
+use super::refusals::unavailable;
 use super::session::Owner;
-use super::signin::unavailable;
 use super::summary;
 use crate::app::AppState;
 use crate::auth::AuthError;

@@ -22,7 +22,7 @@ use crate::app::AppState;
 use crate::journal::day::format_timestamp;
 use crate::journal::graph::gate::{self, GateError};
 use crate::journal::graph::history as graph_history;
-use crate::journal::graph::store::StoreError;
+use crate::journal::graph::store::GraphFileError;
 use crate::journal::notes::changes::{self, ChangeError};
 use crate::journal::notes::history::{self, Version};
 use crate::journal::notes::{diff, note, rules};
@@ -138,7 +138,7 @@ pub async fn revert_graph(
             let message = format!("Nothing was undone: the graph's history has no change {change}.");
             return render_list(&state, &form.owner, None, Some(message), StatusCode::NOT_FOUND).await;
         }
-        Err(error) => return failed(ChangeError::Db(error)),
+        Err(error) => return failed(error),
     }
     match gate::revert(&state.journal, change).await {
         Ok(_) => Redirect::to(&format!(
@@ -147,7 +147,7 @@ pub async fn revert_graph(
             Notice::GraphReverted.as_str()
         ))
         .into_response(),
-        Err(error @ (GateError::Journal(_) | GateError::Store(StoreError::Io(_)))) => failed(ChangeError::from(error)),
+        Err(error @ (GateError::Journal(_) | GateError::Store(GraphFileError::Io(_)))) => failed(error),
         Err(other) => {
             let message = format!("Nothing was undone: {other}");
             render_list(&state, &form.owner, None, Some(message), StatusCode::CONFLICT).await
@@ -191,11 +191,11 @@ async fn render_list(
     let db = &state.journal.db;
     let (versions, deletions) = match (history::recent(db, RECENT).await, history::deletions(db, TRASH).await) {
         (Ok(versions), Ok(deletions)) => (versions, deletions),
-        (Err(error), _) | (_, Err(error)) => return failed(ChangeError::Db(error)),
+        (Err(error), _) | (_, Err(error)) => return failed(error),
     };
     let graph_rows = match graph_rows(state).await {
         Ok(rows) => rows,
-        Err(error) => return failed(ChangeError::from(error)),
+        Err(error) => return failed(error),
     };
     let walls = state.journal.notes.walls();
     let trash = deletions
@@ -261,7 +261,7 @@ pub async fn revert(
     match history::get(&state.journal.db, version).await {
         Ok(Some((v, _))) if v.touches(&path) => {}
         Ok(_) => return malformed(),
-        Err(error) => return failed(ChangeError::Db(error)),
+        Err(error) => return failed(error),
     }
     match changes::revert(&state.journal, version, Some(expected)).await {
         Ok(_) => Redirect::to(&format!(
@@ -271,7 +271,7 @@ pub async fn revert(
             Notice::Reverted.as_str()
         ))
         .into_response(),
-        Err(ChangeError::Db(error)) => failed(ChangeError::Db(error)),
+        Err(ChangeError::Db(error)) => failed(error),
         Err(ChangeError::Failed(detail)) => failed(ChangeError::Failed(detail)),
         Err(error) => {
             let message = match error {
@@ -297,7 +297,7 @@ async fn render_note(
     let db = &state.journal.db;
     let versions = match history::of_path_kept(db, path, NOTE_VERSIONS).await {
         Ok(versions) => versions,
-        Err(error) => return failed(ChangeError::Db(error)),
+        Err(error) => return failed(error),
     };
     let (journal, note_path) = (std::sync::Arc::clone(&state.journal), path.to_string());
     let current = tokio::task::spawn_blocking(move || journal.notes.read_file(&note_path).map(|(bytes, _)| bytes))
@@ -433,7 +433,7 @@ pub(crate) fn query_escape(text: &str) -> String {
         .collect()
 }
 
-fn failed(error: ChangeError) -> Response {
+fn failed(error: impl std::fmt::Display) -> Response {
     tracing::error!(%error, "the notes' history could not be read or changed");
     page::message(
         StatusCode::SERVICE_UNAVAILABLE,

@@ -12,17 +12,17 @@ use axum::response::{IntoResponse, Redirect, Response};
 use super::clients::{self, ClientSetup};
 use super::form::{OwnerForm, malformed};
 use super::notice::Notice;
+use super::refusals::unavailable;
 use super::session::Owner;
-use super::signin::unavailable;
 use super::summary::oauth_failure;
 use crate::app::AppState;
 use crate::auth::AuthError;
 use crate::clock::unix_now;
+use crate::context::{self, Route};
 use crate::journal::day::format_timestamp;
 use crate::oauth::{pairing, store};
 use crate::page::form::Params;
 use crate::routes::status::{DomainView, LanView};
-use crate::routes::{self, Route};
 
 /// One route the owner can pick.
 pub struct RouteChoice {
@@ -52,19 +52,19 @@ fn route_choices(lan: Option<&LanView>, domain: Option<&DomainView>) -> Vec<Rout
     };
     vec![
         RouteChoice {
-            name: routes::LOCAL,
+            name: context::LOCAL,
             title: "On this computer",
             description: "For agents that run here: Claude Code, Codex, Gemini CLI, scripts.".into(),
             ready: true,
         },
         RouteChoice {
-            name: routes::LAN,
+            name: context::LAN,
             title: "On your Wi-Fi or VPN",
             description: lan_description,
             ready: lan.is_some_and(|lan| !lan.addresses.is_empty()),
         },
         RouteChoice {
-            name: routes::DOMAIN,
+            name: context::DOMAIN,
             title: "Anywhere, at your own domain",
             description: domain_description,
             ready: domain.is_some_and(|domain| domain.serving),
@@ -83,7 +83,7 @@ struct Chosen {
 /// The local route, which every server serves (the owner app is on it).
 fn local(owner: &Owner) -> Chosen {
     Chosen {
-        name: routes::LOCAL,
+        name: context::LOCAL,
         addresses: vec![owner.route.mcp_url()],
         ca_fingerprint: None,
     }
@@ -92,22 +92,22 @@ fn local(owner: &Owner) -> Chosen {
 /// The route named in a request, if this server serves it (None: not a route, or not served).
 fn chosen(state: &AppState, owner: &Owner, name: &str) -> Option<Chosen> {
     match name {
-        routes::LOCAL => Some(local(owner)),
-        routes::LAN => state
+        context::LOCAL => Some(local(owner)),
+        context::LAN => state
             .routes
             .lan()
             .filter(|lan| !lan.addresses.is_empty())
             .map(|lan| Chosen {
-                name: routes::LAN,
+                name: context::LAN,
                 addresses: lan.addresses.iter().map(|addr| Route::lan(*addr).mcp_url()).collect(),
                 ca_fingerprint: Some(lan.ca_fingerprint),
             }),
-        routes::DOMAIN => state
+        context::DOMAIN => state
             .routes
             .domain()
             .filter(|domain| domain.serving)
             .map(|domain| Chosen {
-                name: routes::DOMAIN,
+                name: context::DOMAIN,
                 addresses: vec![domain.mcp_url],
                 ca_fingerprint: None,
             }),
@@ -152,7 +152,7 @@ pub async fn show(State(state): State<AppState>, owner: Owner, RawQuery(query): 
         return malformed();
     };
     let mut error = None;
-    let name = route.unwrap_or(routes::LOCAL);
+    let name = route.unwrap_or(context::LOCAL);
     let route = match chosen(&state, &owner, name) {
         Some(route) => route,
         None => {

@@ -13,8 +13,8 @@ use axum::response::{IntoResponse, Redirect, Response};
 
 use super::form::{OwnerForm, malformed};
 use super::notice::Notice;
+use super::refusals::unavailable;
 use super::session::Owner;
-use super::signin::unavailable;
 use super::summary::{self, Summary};
 use crate::app::AppState;
 use crate::auth::{AuthError, Category, WriteMode, connections};

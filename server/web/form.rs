@@ -6,8 +6,8 @@ use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::StatusCode;
 use axum::response::Response;
 
+use super::refusals::{foreign_form, same_origin};
 use super::session::Owner;
-use super::signin::{foreign_form, same_origin};
 use crate::app::AppState;
 use crate::page;
 use crate::page::form::{self, Params};

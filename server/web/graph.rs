@@ -14,11 +14,11 @@ use super::neighbourhood::{self, Neighbour};
 use super::notice::Notice;
 use super::session::Owner;
 use crate::app::AppState;
-use crate::journal::graph::gate::{self, Change, GateError};
+use crate::journal::graph::gate::{self, GateError, GraphChange};
 use crate::journal::graph::history::Origin;
 use crate::journal::graph::items::{Items, Viewer};
 use crate::journal::graph::store::Graph;
-use crate::journal::graph::{Author, Connection, is_id};
+use crate::journal::graph::{Author, Edge, is_id};
 use crate::page;
 use crate::page::form::Params;
 
@@ -93,7 +93,7 @@ pub async fn disconnect(
     if !is_id(&id) {
         return malformed();
     }
-    act(&state, form, Change::Disconnect { id }, Notice::Disconnected).await
+    act(&state, form, GraphChange::Disconnect { id }, Notice::Disconnected).await
 }
 
 /// `POST /app/graph/{id}/note`: the owner's own note on a connection ("" removes it).
@@ -101,11 +101,11 @@ pub async fn note(State(state): State<AppState>, Path((_, id)): Path<(String, St
     let (true, Some(text)) = (is_id(&id), form.field("text").map(str::to_string)) else {
         return malformed();
     };
-    act(&state, form, Change::Note { id, text }, Notice::Noted).await
+    act(&state, form, GraphChange::Note { id, text }, Notice::Noted).await
 }
 
 /// Makes the owner's change (its connection id already checked) and goes back to the item's page.
-async fn act(state: &AppState, form: OwnerForm, change: Change, notice: Notice) -> Response {
+async fn act(state: &AppState, form: OwnerForm, change: GraphChange, notice: Notice) -> Response {
     let Some(item) = form.field("item").map(str::to_string) else {
         return malformed();
     };
@@ -162,7 +162,7 @@ async fn render(
             Err(failure) => return failed(GateError::Journal(failure)),
         }
     };
-    let mut chosen: Vec<&Connection> = match &item {
+    let mut chosen: Vec<&Edge> = match &item {
         Some((key, ..)) => graph.connections().filter(|c| c.touches(key)).collect(),
         None => graph.connections().collect(),
     };
@@ -223,7 +223,7 @@ async fn render(
 async fn row(
     items: &mut Items<'_>,
     base: &str,
-    connection: &Connection,
+    connection: &Edge,
 ) -> Result<ConnectionRow, crate::journal::JournalError> {
     let from = end(items, base, &connection.from).await?;
     let to = end(items, base, &connection.to).await?;

@@ -22,6 +22,7 @@ pub mod neighbourhood;
 pub mod notice;
 pub mod overview;
 pub mod proposals;
+pub mod refusals;
 pub mod session;
 pub mod signin;
 pub mod summary;

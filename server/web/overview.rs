@@ -6,14 +6,14 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 
+use super::refusals::unavailable;
 use super::session::Owner;
-use super::signin::unavailable;
 use super::summary::{self, ConnectionRow, oauth_failure};
 use crate::app::AppState;
 use crate::auth::{AuthError, audit};
 use crate::clock::unix_now;
 use crate::journal::day::format_timestamp;
-use crate::journal::notes::proposals;
+use crate::journal::proposals;
 use crate::oauth::store;
 
 /// One route as the overview shows it.

@@ -3,7 +3,7 @@
 //! changed since shows the conflict and the change against the note as it is now, and is made only
 //! if the owner accepts it onto that note (the form carries the hash the owner saw).
 //!
-//! Decisions go through `notes::changes`, the functions behind `journal proposals`.
+//! Listings and decisions go through `review`, as `journal proposals` and `my_proposals` do.
 
 use askama::Template;
 use axum::extract::{Path, RawQuery, State};
@@ -16,11 +16,10 @@ use super::session::Owner;
 use crate::app::AppState;
 use crate::auth::connections;
 use crate::journal::day::format_timestamp;
-use crate::journal::graph;
-use crate::journal::notes::changes::{self, ChangeError};
-use crate::journal::notes::proposals::{self, Filter, Proposal, Status};
+use crate::journal::proposals::{self, Filter, Proposal, Status};
 use crate::page;
 use crate::page::form::Params;
+use crate::review::{self, Onto, ReviewError};
 
 /// How many proposals the page lists.
 const PAGE_SIZE: i64 = 200;
@@ -132,8 +131,9 @@ pub async fn accept(State(state): State<AppState>, Path((_, id)): Path<(String, 
     if onto.is_some_and(|h| h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit())) {
         return malformed();
     }
-    match accept_one(&state, id, onto).await {
-        Ok(()) => done(&form.owner, Notice::Accepted),
+    let onto = onto.map_or(Onto::Proposed, Onto::Seen);
+    match review::accept(&state.journal, id, onto).await {
+        Ok(_) => done(&form.owner, Notice::Accepted),
         Err(error) => refused(&state, &form.owner, error).await,
     }
 }
@@ -143,7 +143,7 @@ pub async fn reject(State(state): State<AppState>, Path((_, id)): Path<(String, 
     let Ok(reason) = form.params.one("reason") else {
         return malformed();
     };
-    match changes::reject(&state.journal, id, reason.unwrap_or_default()).await {
+    match review::reject(&state.journal, id, reason.unwrap_or_default()).await {
         Ok(()) => done(&form.owner, Notice::Rejected),
         Err(error) => refused(&state, &form.owner, error).await,
     }
@@ -168,21 +168,23 @@ pub async fn decide_all(
         limit: proposals::MAX_PENDING_PER_CONNECTION,
         ..Filter::default()
     };
-    let mut pending = match proposals::list(&state.journal.db, &filter).await {
+    let mut pending = match review::list(&state.journal, &filter).await {
         Ok(pending) => pending,
-        Err(error) => return failed(ChangeError::Db(error)),
+        Err(error) => return failed(error),
     };
     pending.reverse();
     let mut left = false;
     for proposal in pending {
         let outcome = if accepting {
-            accept_one(&state, proposal.id, None).await
+            review::accept(&state.journal, proposal.id, Onto::Proposed)
+                .await
+                .map(|_| ())
         } else {
-            changes::reject(&state.journal, proposal.id, "").await
+            review::reject(&state.journal, proposal.id, "").await
         };
         match outcome {
             Ok(()) => {}
-            Err(ChangeError::Db(error)) => return failed(ChangeError::Db(error)),
+            Err(error @ ReviewError::Db(_)) => return failed(error),
             Err(error) => {
                 tracing::info!(id = proposal.id, %error, "a proposal was left for the owner's review");
                 left = true;
@@ -197,36 +199,16 @@ pub async fn decide_all(
     done(&form.owner, notice)
 }
 
-async fn accept_one(state: &AppState, id: i64, onto: Option<&str>) -> Result<(), ChangeError> {
-    let Some(proposal) = proposals::get(&state.journal.db, id).await? else {
-        return Err(ChangeError::NotFound(format!("there is no proposal {id}")));
-    };
-    if graph::gate::is_graph_tool(&proposal.tool) {
-        let viewer = connections::viewer(&state.journal.db, &proposal.connection_id, &state.journal.facets())
-            .await
-            .map_err(|e| ChangeError::Failed(e.to_string()))?;
-        let _review = changes::review().await;
-        return graph::gate::accept(&state.journal, &proposal, viewer)
-            .await
-            .map(|_| ())
-            .map_err(ChangeError::from);
-    }
-    let reader = connections::reader(&state.journal.db, &proposal.connection_id, &state.journal.facets())
-        .await
-        .map_err(|e| ChangeError::Failed(e.to_string()))?;
-    changes::accept(&state.journal, id, reader, onto).await.map(|_| ())
-}
-
 fn done(owner: &Owner, notice: Notice) -> Response {
     Redirect::to(&format!("{}/proposals?notice={}", owner.base, notice.as_str())).into_response()
 }
 
 /// A decision that was not made: the page again, saying why (nothing changed).
-async fn refused(state: &AppState, owner: &Owner, error: ChangeError) -> Response {
+async fn refused(state: &AppState, owner: &Owner, error: ReviewError) -> Response {
     let (status, message) = match &error {
-        ChangeError::Db(_) | ChangeError::Failed(_) => return failed(error),
-        ChangeError::NotFound(_) => (StatusCode::NOT_FOUND, error.to_string()),
-        ChangeError::Stale { path, .. } => (
+        _ if error.is_failure() => return failed(error),
+        ReviewError::NotFound(_) => (StatusCode::NOT_FOUND, error.to_string()),
+        ReviewError::Stale { path, .. } => (
             StatusCode::CONFLICT,
             format!(
                 "{path} changed since this was proposed, so nothing was applied. The change against the note as it is now \
@@ -238,7 +220,7 @@ async fn refused(state: &AppState, owner: &Owner, error: ChangeError) -> Respons
     render(state, owner, Status::Pending, None, Some(message), status).await
 }
 
-fn failed(error: ChangeError) -> Response {
+fn failed(error: ReviewError) -> Response {
     tracing::error!(%error, "a proposal could not be decided");
     page::message(
         StatusCode::SERVICE_UNAVAILABLE,
@@ -261,9 +243,9 @@ async fn render(
         limit: PAGE_SIZE,
         ..Filter::default()
     };
-    let listed = match proposals::list(&state.journal.db, &filter).await {
+    let listed = match review::list(&state.journal, &filter).await {
         Ok(listed) => listed,
-        Err(error) => return failed(ChangeError::Db(error)),
+        Err(error) => return failed(error),
     };
     let mut groups: Vec<Group> = Vec::new();
     for proposal in listed {
@@ -276,7 +258,7 @@ async fn render(
             None => {
                 let removed = match connections::load(&state.journal.db, &proposal.connection_id).await {
                     Ok(found) => found.is_none(),
-                    Err(error) => return failed(ChangeError::Failed(error.to_string())),
+                    Err(error) => return failed(error.into()),
                 };
                 groups.push(Group {
                     connection_id: proposal.connection_id.clone(),
@@ -313,28 +295,23 @@ async fn render(
     page::html(code, &page, &page.nonce.clone(), None)
 }
 
-async fn view(state: &AppState, proposal: &Proposal) -> Result<ProposalView, ChangeError> {
+async fn view(state: &AppState, proposal: &Proposal) -> Result<ProposalView, ReviewError> {
     let conflict = if proposal.status == Status::Pending {
-        let reader = connections::reader(&state.journal.db, &proposal.connection_id, &state.journal.facets())
-            .await
-            .map_err(|e| ChangeError::Failed(e.to_string()))?;
-        match reader {
+        match review::preview(&state.journal, proposal).await {
             // A removed connection's proposal can only be rejected: there is nothing to compare.
-            None => None,
-            Some(reader) => {
-                let preview = changes::preview(&state.journal, proposal, Some(reader)).await?;
-                preview.stale.then(|| {
-                    let (diff_now, cannot) = match preview.diff_now {
-                        Ok(diff) => (diff_lines(&diff), None),
-                        Err(why) => (Vec::new(), Some(why)),
-                    };
-                    Conflict {
-                        diff_now,
-                        cannot,
-                        current_hash: preview.current_hash.unwrap_or_default(),
-                    }
-                })
-            }
+            Err(ReviewError::Removed { .. }) => None,
+            Err(error) => return Err(error),
+            Ok(preview) => preview.stale.then(|| {
+                let (diff_now, cannot) = match preview.diff_now {
+                    Ok(diff) => (diff_lines(&diff), None),
+                    Err(why) => (Vec::new(), Some(why)),
+                };
+                Conflict {
+                    diff_now,
+                    cannot,
+                    current_hash: preview.current_hash.unwrap_or_default(),
+                }
+            }),
         }
     } else {
         None

@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use crate::app::AppState;
 use crate::auth::owner;
 use crate::clock::unix_now;
-use crate::routes::Route;
+use crate::context::Route;
 
 /// A request made in a live owner session.
 pub struct Owner {
@@ -124,7 +124,7 @@ impl FromRequestParts<AppState> for Owner {
                 route,
             }),
             Ok(false) => Err(Redirect::to(SIGN_IN_PAGE).into_response()),
-            Err(error) => Err(super::signin::unavailable(error)),
+            Err(error) => Err(super::refusals::unavailable(error)),
         }
     }
 }

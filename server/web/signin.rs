@@ -14,14 +14,15 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 
 use super::form::OwnerForm;
+use super::refusals::{foreign_form, same_origin, unavailable};
 use super::session;
 use crate::app::AppState;
 use crate::auth::owner::{self, LinkRefusal};
 use crate::auth::passphrase;
 use crate::clock::unix_now;
+use crate::context::Route;
 use crate::page;
 use crate::page::form::{self, Params};
-use crate::routes::Route;
 
 #[derive(Template)]
 #[template(path = "app/signin.html")]
@@ -168,29 +169,6 @@ pub async fn sign_out(State(state): State<AppState>, form: OwnerForm) -> Respons
     response
 }
 
-/// A present `Origin` must be the app's own: a form posted from any other page (another local
-/// tool on another port counts as the same site to the browser's cookie rules) is refused.
-pub fn same_origin(headers: &HeaderMap, route: &Route) -> bool {
-    let fetch_site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
-    if fetch_site.is_some_and(|site| site != "same-origin" && site != "none") {
-        return false;
-    }
-    match headers.get(header::ORIGIN) {
-        None => true,
-        Some(origin) => origin.to_str().ok() == Some(route.origin(headers).as_str()),
-    }
-}
-
-/// The answer to a form that did not come from this session's own page.
-pub fn foreign_form() -> Response {
-    page::message(
-        StatusCode::FORBIDDEN,
-        "This form was not accepted",
-        "It did not come from this app's own page, or its page is older than your session. Nothing was changed.",
-        Some("Go back, reload the page and try again."),
-    )
-}
-
 fn how_to_sign_in(status: StatusCode) -> Response {
     page::message(
         status,
@@ -213,15 +191,5 @@ fn refused(refusal: LinkRefusal) -> Response {
         "This link does not sign you in",
         text,
         Some("Run journal app in a terminal on this computer for a new link."),
-    )
-}
-
-pub fn unavailable(error: crate::auth::AuthError) -> Response {
-    tracing::error!(%error, "the owner app could not read the journal");
-    page::message(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "The journal could not be read",
-        "Try again in a moment.",
-        None,
     )
 }

@@ -781,7 +781,8 @@ fn the_readme_and_the_docs_show_the_lines_the_app_shows() {
 /// accept-all leaves a proposal whose note changed since waiting, and says so.
 #[tokio::test]
 async fn proposal_and_undo_forms_decide_and_refuse_without_changing_anything_else() {
-    use journal::journal::notes::{history, proposals};
+    use journal::journal::notes::history;
+    use journal::journal::proposals;
     let server = TestServer::start().await;
     let (client, id) = server.writer("helper", journal::auth::WriteMode::Propose).await;
     let first = client

@@ -853,8 +853,8 @@ fn notes_use_serves_a_vault_in_place_and_refuses_what_cannot_be_one() {
 #[tokio::test]
 async fn proposals_are_reviewed_and_agent_changes_undone_from_the_command_line() {
     use journal::journal::notes::changes::{self, Request};
-    use journal::journal::notes::history::Author;
-    use journal::journal::notes::write::Change;
+    use journal::journal::notes::history::ChangedBy;
+    use journal::journal::notes::write::NoteChange;
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_path_buf();
     std::fs::create_dir_all(root.join("notes")).unwrap();
@@ -875,7 +875,7 @@ async fn proposals_are_reviewed_and_agent_changes_undone_from_the_command_line()
         .await
         .unwrap();
         let request = |text: &str| Request {
-            author: Author::agent(&connection.id, &connection.label),
+            by: ChangedBy::agent(&connection.id, &connection.label),
             reader: journal::journal::notes::Reader {
                 scope: journal::journal::content::Scope::WholeJournal,
                 label: connection.label.clone(),
@@ -883,7 +883,7 @@ async fn proposals_are_reviewed_and_agent_changes_undone_from_the_command_line()
             tool: "note_append".into(),
             arguments: serde_json::json!({"path": "plan.md", "text": text}),
             path: "plan.md".into(),
-            change: Change::Append {
+            change: NoteChange::Append {
                 text: text.into(),
                 ensure_newline: true,
             },
@@ -964,8 +964,8 @@ async fn proposals_are_reviewed_and_agent_changes_undone_from_the_command_line()
 #[tokio::test]
 async fn the_trash_lists_deletions_and_restores_them() {
     use journal::journal::notes::changes::{self, Request};
-    use journal::journal::notes::history::Author;
-    use journal::journal::notes::write::Change;
+    use journal::journal::notes::history::ChangedBy;
+    use journal::journal::notes::write::NoteChange;
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_path_buf();
     std::fs::create_dir_all(root.join("notes/Old")).unwrap();
@@ -978,7 +978,7 @@ async fn the_trash_lists_deletions_and_restores_them() {
         let opened = journal::journal::Journal::open(&root).await.unwrap();
         assert!(ok(&root, &["trash", "list"]).contains("the trash is empty"));
         let request = Request {
-            author: Author::agent("c1", "Tidy Bot"),
+            by: ChangedBy::agent("c1", "Tidy Bot"),
             reader: journal::journal::notes::Reader {
                 scope: journal::journal::content::Scope::WholeJournal,
                 label: "Tidy Bot".into(),
@@ -986,7 +986,7 @@ async fn the_trash_lists_deletions_and_restores_them() {
             tool: "note_delete".into(),
             arguments: serde_json::json!({"path": "Old", "confirm": true}),
             path: "Old".into(),
-            change: Change::Delete { folder: true },
+            change: NoteChange::Delete { folder: true },
             expected_hash: None,
         };
         changes::apply(&opened, &request).await.unwrap();

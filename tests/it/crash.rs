@@ -898,7 +898,8 @@ fn temporary_files(dir: &std::path::Path) -> Vec<String> {
 /// proposal is accepted exactly when its move is made, and no temporary file is left.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deletes_restores_and_accepts_killed_halfway_are_whole_or_absent() {
-    use journal::journal::notes::{history, proposals};
+    use journal::journal::notes::history;
+    use journal::journal::proposals;
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("journal");
     let key = notes_writer(&root, "tidier").await;
@@ -980,7 +981,7 @@ async fn deletes_restores_and_accepts_killed_halfway_are_whole_or_absent() {
                     .await
                     .unwrap();
                 let request = journal::journal::notes::changes::Request {
-                    author: history::Author::agent(&connection.id, &connection.label),
+                    by: history::ChangedBy::agent(&connection.id, &connection.label),
                     reader: journal::journal::notes::Reader {
                         scope: journal::journal::content::Scope::WholeJournal,
                         label: connection.label.clone(),
@@ -988,7 +989,7 @@ async fn deletes_restores_and_accepts_killed_halfway_are_whole_or_absent() {
                     tool: "note_move".into(),
                     arguments: json!({"from": format!("{place}/"), "to": other}),
                     path: place.to_string(),
-                    change: journal::journal::notes::write::Change::Move {
+                    change: journal::journal::notes::write::NoteChange::Move {
                         to: other.to_string(),
                         folder: true,
                     },

@@ -9,7 +9,8 @@ use journal::auth::{Category, WriteMode, connections};
 use journal::journal::demo_notes::{OVERRIDDEN_FOR, OVERRIDDEN_NOTE, PRIVATE_NOTE};
 use journal::journal::graph::gate;
 use journal::journal::graph::{Author, store};
-use journal::journal::notes::proposals;
+use journal::journal::proposals;
+use journal::review::{self, Onto};
 
 const GRAPH_TOOLS: [&str; 8] = [
     "find_connections",
@@ -262,7 +263,7 @@ async fn a_connection_shows_only_when_the_grant_reaches_both_ends() {
     // The owner connects everything (no reach limits for the owner).
     let viewer = journal::journal::graph::items::Viewer::Owner;
     let owner = journal::journal::graph::history::Origin::owner();
-    let connect = |from: &str, to: &str| gate::Change::Connect {
+    let connect = |from: &str, to: &str| gate::GraphChange::Connect {
         from: from.into(),
         to: to.into(),
         kind: None,
@@ -437,7 +438,7 @@ async fn in_propose_mode_a_graph_write_waits_for_the_owner() {
         &server.journal,
         &owner,
         &journal::journal::graph::items::Viewer::Owner,
-        &gate::Change::Connect {
+        &gate::GraphChange::Connect {
             from: "note:Inbox.md".into(),
             to: "facet:family".into(),
             kind: Some("about".into()),
@@ -451,14 +452,18 @@ async fn in_propose_mode_a_graph_write_waits_for_the_owner() {
     assert!(forbidden.starts_with("forbidden: owner set"), "{forbidden}");
 
     // Accepted, it is made as the agent that proposed it, by the grant it has now.
-    let viewer = connections::viewer(&server.journal.db, &connection_id, &server.journal.facets())
-        .await
-        .unwrap();
-    let accepted = gate::accept(&server.journal, &stored, viewer.clone()).await.unwrap();
-    assert_eq!(accepted.connection.created_by, Some(Author::agent("Proposer")));
+    review::accept(&server.journal, id, Onto::Proposed).await.unwrap();
+    let graph = gate::load(&server.journal).await.unwrap();
+    let accepted = graph
+        .connections()
+        .find(|c| c.from == "note:Inbox.md" && c.to == "entity:ada-okafor")
+        .unwrap()
+        .clone();
+    assert_eq!(accepted.created_by, Some(Author::agent("Proposer")));
     let stored = proposals::get(&server.journal.db, id).await.unwrap().unwrap();
     assert_eq!(stored.status, proposals::Status::Accepted);
-    let again = gate::accept(&server.journal, &stored, viewer).await.unwrap_err();
+    assert_eq!(stored.kind, proposals::Kind::Graph);
+    let again = review::accept(&server.journal, id, Onto::Proposed).await.unwrap_err();
     assert!(again.to_string().contains("already accepted"), "{again}");
     assert_eq!(gate::load(&server.journal).await.unwrap().len(), 2);
 
@@ -466,27 +471,26 @@ async fn in_propose_mode_a_graph_write_waits_for_the_owner() {
     let second = client
         .ok(
             "write_connection_note",
-            json!({"id": accepted.connection.id, "text": "Seen in the inbox."}),
+            json!({"id": accepted.id, "text": "Seen in the inbox."}),
         )
         .await;
     let narrowed = [Category::Notes, Category::Graph].into_iter().collect();
     connections::set_grant(&server.journal.db, &connection_id, &narrowed, None, WriteMode::Propose)
         .await
         .unwrap();
-    let stored = proposals::get(&server.journal.db, second["proposal_id"].as_i64().unwrap())
+    let second = second["proposal_id"].as_i64().unwrap();
+    let refused = review::accept(&server.journal, second, Onto::Proposed)
         .await
-        .unwrap()
-        .unwrap();
-    let viewer = connections::viewer(&server.journal.db, &connection_id, &server.journal.facets())
-        .await
-        .unwrap();
-    let refused = gate::accept(&server.journal, &stored, viewer).await.unwrap_err();
+        .unwrap_err();
     assert!(refused.to_string().starts_with("there is no connection"), "{refused}");
     let graph = gate::load(&server.journal).await.unwrap();
     assert!(graph.connections().all(|c| c.notes.is_empty()));
 
     // Removed since it proposed, the connection's proposal can only be rejected.
-    let gone = gate::accept(&server.journal, &stored, None).await.unwrap_err();
+    connections::revoke(&server.journal.db, &connection_id).await.unwrap();
+    let gone = review::accept(&server.journal, second, Onto::Proposed)
+        .await
+        .unwrap_err();
     assert!(
         gone.to_string()
             .contains("\"Proposer\" that proposed this was removed; reject it"),

@@ -12,7 +12,7 @@ use hyper::StatusCode;
 use journal::auth::WriteMode;
 use journal::journal::graph::history::{self, NewEntry, Origin};
 use journal::journal::graph::{Author, gate, store};
-use journal::journal::notes::proposals;
+use journal::journal::proposals;
 
 fn demo_options() -> journal::journal::demo::DemoOptions {
     journal::journal::demo::DemoOptions {
@@ -30,7 +30,7 @@ async fn agent(server: &TestServer, label: &str, mode: WriteMode) -> (Client, St
     crate::graph::agent(server, label, &ALL, mode).await
 }
 
-fn connection(server: &TestServer, id: &str) -> Option<journal::journal::graph::Connection> {
+fn connection(server: &TestServer, id: &str) -> Option<journal::journal::graph::Edge> {
     store::load(server.root()).unwrap().get(id).cloned()
 }
 
@@ -209,7 +209,7 @@ async fn a_graph_accept_cut_short_is_undone_and_applies_once_later() {
             label: "Proposer".into(),
             proposal_id: Some(proposal_id),
         };
-        let change = gate::Change::Connect {
+        let change = gate::GraphChange::Connect {
             from: "note:Inbox.md".into(),
             to: "entity:ada-okafor".into(),
             kind: Some("mentions".into()),
@@ -232,7 +232,7 @@ async fn a_graph_accept_cut_short_is_undone_and_applies_once_later() {
                     after: after.as_ref(),
                 };
                 handle.block_on(history::record(&pool, &entry, i64::MAX)).unwrap();
-                Ok::<_, store::StoreError>(())
+                Ok::<_, store::GraphFileError>(())
             })
         })
         .await

@@ -12,6 +12,7 @@ mod grants;
 mod graph;
 mod graph_history;
 mod http;
+mod imports;
 mod layers;
 mod note_writes;
 mod notes;

@@ -20,7 +20,7 @@ use journal::journal::signed::SigningKey;
 use journal::journal::transcript::{Line, Segment, SegmentHead};
 use journal::mcp::jsonrpc;
 use journal::oauth::client_metadata::{self, cache_seconds, check_document, check_url};
-use journal::oauth::{known_clients, pairing, redirect, register, resource};
+use journal::oauth::{known_clients, pairing, redirect, registration, resource};
 
 fn config() -> ProptestConfig {
     // Bounded so the test command stays quick.
@@ -793,7 +793,7 @@ proptest! {
         if let Ok((name, uris)) = check_document(&id, &body) {
             let document: Value = serde_json::from_slice(&body).unwrap();
             prop_assert_eq!(document["client_id"].as_str(), Some(id.as_str()));
-            prop_assert_eq!(register::clean_name(&name), name.clone());
+            prop_assert_eq!(registration::clean_name(&name), name.clone());
             prop_assert!(!name.trim().is_empty() && name.chars().count() <= 256, "{:?}", name);
             prop_assert!(!uris.is_empty() && uris.len() <= 16);
             for (i, uri) in uris.iter().enumerate() {

@@ -10,8 +10,9 @@ use journal::auth::{WriteMode, connections};
 use journal::journal::demo_notes;
 use journal::journal::notes::changes::{self, ChangeError};
 use journal::journal::notes::history;
-use journal::journal::notes::proposals::{self, Status};
 use journal::journal::notes::write::WriteError;
+use journal::journal::proposals::{self, Status};
+use journal::review::{self, Onto, ReviewError};
 
 async fn writer(server: &TestServer, label: &str, mode: WriteMode) -> (Client, String) {
     server.writer(label, mode).await
@@ -33,25 +34,18 @@ fn sha256(text: &str) -> String {
         .collect()
 }
 
-/// The proposing connection as the review sees it today.
-async fn reader(server: &TestServer, id: &str) -> Option<journal::journal::notes::Reader> {
-    connections::reader(&server.journal.db, id, &server.journal.facets())
-        .await
-        .unwrap()
-}
-
-async fn accept(server: &TestServer, connection: &str, proposal: &serde_json::Value) -> Result<String, ChangeError> {
-    let reader = reader(server, connection).await;
+/// Accepts an agent's proposal (made as the connection that proposed it, by its grant today).
+async fn accept(server: &TestServer, proposal: &serde_json::Value) -> Result<String, ReviewError> {
     let id = proposal["proposal_id"].as_i64().unwrap();
-    changes::accept(&server.journal, id, reader, None)
+    review::accept(&server.journal, id, Onto::Proposed)
         .await
-        .map(|w| w.hash.unwrap_or_default())
+        .map(|accepted| accepted.hash.unwrap_or_default())
 }
 
 #[tokio::test]
 async fn a_proposal_changes_nothing_until_accepted_and_the_agent_learns_each_outcome() {
     let server = TestServer::start().await;
-    let (client, id) = writer(&server, "Proposer", WriteMode::Propose).await;
+    let (client, _) = writer(&server, "Proposer", WriteMode::Propose).await;
     let inbox = file(&server, "Inbox.md");
 
     let appended = client
@@ -101,7 +95,7 @@ async fn a_proposal_changes_nothing_until_accepted_and_the_agent_learns_each_out
     );
 
     // Accepted: the change is made, as the agent, and kept in the history.
-    let hash = accept(&server, &id, &appended).await.unwrap();
+    let hash = accept(&server, &appended).await.unwrap();
     assert!(file(&server, "Inbox.md").contains("- call the framer"));
     assert_eq!(hash, sha256(&file(&server, "Inbox.md")));
     let hits = client.ok("search", json!({"query": "framer"})).await;
@@ -113,7 +107,7 @@ async fn a_proposal_changes_nothing_until_accepted_and_the_agent_learns_each_out
 
     // Rejected, with a reason for the agent: nothing is made.
     let kiln = created["proposal_id"].as_i64().unwrap();
-    changes::reject(&server.journal, kiln, "not this week").await.unwrap();
+    review::reject(&server.journal, kiln, "not this week").await.unwrap();
     assert!(!server.root().join("notes/Ideas/kiln.md").exists());
     let decided = client.ok("my_proposals", json!({})).await;
     let listed = decided["proposals"].as_array().unwrap();
@@ -127,16 +121,16 @@ async fn a_proposal_changes_nothing_until_accepted_and_the_agent_learns_each_out
 
     // A decision is final.
     assert!(matches!(
-        accept(&server, &id, &created).await,
-        Err(ChangeError::Decided { status: "rejected", .. })
+        accept(&server, &created).await,
+        Err(ReviewError::Decided { status: "rejected", .. })
     ));
     assert!(matches!(
-        changes::reject(&server.journal, appended["proposal_id"].as_i64().unwrap(), "").await,
-        Err(ChangeError::Decided { status: "accepted", .. })
+        review::reject(&server.journal, appended["proposal_id"].as_i64().unwrap(), "").await,
+        Err(ReviewError::Decided { status: "accepted", .. })
     ));
     assert!(matches!(
-        changes::reject(&server.journal, 9999, "").await,
-        Err(ChangeError::NotFound(_))
+        review::reject(&server.journal, 9999, "").await,
+        Err(ReviewError::NotFound(_))
     ));
 }
 
@@ -187,24 +181,22 @@ async fn my_proposals_pages_and_sees_only_the_callers_own() {
 #[tokio::test]
 async fn a_proposal_is_never_applied_over_a_note_changed_since() {
     let server = TestServer::start().await;
-    let (client, id) = writer(&server, "Proposer", WriteMode::Propose).await;
+    let (client, _) = writer(&server, "Proposer", WriteMode::Propose).await;
     let proposed = client
         .ok("note_append", json!({"path": "Inbox.md", "text": "- from the agent"}))
         .await;
     let owner = format!("{}- the owner saved this meanwhile\n", file(&server, "Inbox.md"));
     put(&server, "Inbox.md", &owner);
 
-    let stale = accept(&server, &id, &proposed).await.unwrap_err();
-    assert!(matches!(stale, ChangeError::Stale { .. }), "{stale}");
+    let stale = accept(&server, &proposed).await.unwrap_err();
+    assert!(matches!(stale, ReviewError::Stale { .. }), "{stale}");
     assert_eq!(file(&server, "Inbox.md"), owner, "nothing applied blindly");
     let pid = proposed["proposal_id"].as_i64().unwrap();
     let stored = proposals::get(&server.journal.db, pid).await.unwrap().unwrap();
     assert_eq!(stored.status, Status::Pending);
 
     // The review shows the change against the note as it is now; accepting onto it keeps both.
-    let preview = changes::preview(&server.journal, &stored, reader(&server, &id).await)
-        .await
-        .unwrap();
+    let preview = review::preview(&server.journal, &stored).await.unwrap();
     assert!(preview.stale);
     assert_eq!(preview.current_hash.as_deref(), Some(sha256(&owner).as_str()));
     let diff = preview.diff_now.unwrap();
@@ -215,14 +207,13 @@ async fn a_proposal_is_never_applied_over_a_note_changed_since() {
     // Onto a hash the owner saw earlier than now: still refused.
     let old = sha256("an older look");
     assert!(matches!(
-        changes::accept(&server.journal, pid, reader(&server, &id).await, Some(&old)).await,
-        Err(ChangeError::Stale { .. })
+        review::accept(&server.journal, pid, Onto::Seen(&old)).await,
+        Err(ReviewError::Stale { .. })
     ));
-    changes::accept(
+    review::accept(
         &server.journal,
         pid,
-        reader(&server, &id).await,
-        preview.current_hash.as_deref(),
+        preview.current_hash.as_deref().map_or(Onto::Proposed, Onto::Seen),
     )
     .await
     .unwrap();
@@ -238,10 +229,7 @@ async fn a_proposal_is_never_applied_over_a_note_changed_since() {
         .await;
     std::fs::create_dir_all(server.root().join("notes/Ideas")).unwrap();
     put(&server, "Ideas/glaze.md", "# Owner's\n");
-    assert!(matches!(
-        accept(&server, &id, &create).await,
-        Err(ChangeError::Stale { .. })
-    ));
+    assert!(matches!(accept(&server, &create).await, Err(ReviewError::Stale { .. })));
     assert_eq!(file(&server, "Ideas/glaze.md"), "# Owner's\n");
 }
 
@@ -290,16 +278,15 @@ async fn proposals_keep_every_rule_when_made_and_again_when_accepted() {
         .await;
     let locked = format!("---\naccess: read-only\n---\n{}", file(&server, "Inbox.md"));
     put(&server, "Inbox.md", &locked);
-    let refused = changes::accept(
+    let refused = review::accept(
         &server.journal,
         proposed["proposal_id"].as_i64().unwrap(),
-        reader(&server, &id).await,
-        Some(&sha256(&locked)),
+        Onto::Seen(&sha256(&locked)),
     )
     .await
     .unwrap_err();
     assert!(
-        matches!(refused, ChangeError::Write(WriteError::ReadOnly(_))),
+        matches!(refused, ReviewError::Note(ChangeError::Write(WriteError::ReadOnly(_)))),
         "{refused}"
     );
     assert_eq!(file(&server, "Inbox.md"), locked);
@@ -310,10 +297,10 @@ async fn proposals_keep_every_rule_when_made_and_again_when_accepted() {
         .ok("note_append", json!({"path": "Inbox.md", "text": "- gone"}))
         .await;
     connections::revoke(&server.journal.db, &id).await.unwrap();
-    let gone = accept(&server, &id, &other).await.unwrap_err();
+    let gone = accept(&server, &other).await.unwrap_err();
     assert!(gone.to_string().contains("was removed"), "{gone}");
     assert_eq!(file(&server, "Inbox.md"), "# Inbox\n");
-    changes::reject(&server.journal, other["proposal_id"].as_i64().unwrap(), "")
+    review::reject(&server.journal, other["proposal_id"].as_i64().unwrap(), "")
         .await
         .unwrap();
 }
@@ -477,7 +464,7 @@ async fn a_deletion_goes_to_the_trash_keeps_what_it_may_not_touch_and_comes_back
 #[tokio::test]
 async fn a_proposed_folder_deletion_notices_a_change_to_any_of_its_notes() {
     let server = TestServer::start().await;
-    let (client, id) = writer(&server, "Proposer", WriteMode::Propose).await;
+    let (client, _) = writer(&server, "Proposer", WriteMode::Propose).await;
     let notes = server.root().join("notes");
     std::fs::create_dir_all(notes.join("Drafts")).unwrap();
     put(&server, "Drafts/one.md", "# One\n");
@@ -496,18 +483,15 @@ async fn a_proposed_folder_deletion_notices_a_change_to_any_of_its_notes() {
     assert!(stored.diff.contains("--- a/Drafts/one.md\n+++ /dev/null") && !stored.diff.contains("hidden"));
     put(&server, "Drafts/two.md", "# Two, edited\n");
     assert!(matches!(
-        accept(&server, &id, &proposed).await,
-        Err(ChangeError::Stale { .. })
+        accept(&server, &proposed).await,
+        Err(ReviewError::Stale { .. })
     ));
     assert!(notes.join("Drafts/two.md").exists());
-    let preview = changes::preview(&server.journal, &stored, reader(&server, &id).await)
-        .await
-        .unwrap();
-    changes::accept(
+    let preview = review::preview(&server.journal, &stored).await.unwrap();
+    review::accept(
         &server.journal,
         stored.id,
-        reader(&server, &id).await,
-        preview.current_hash.as_deref(),
+        preview.current_hash.as_deref().map_or(Onto::Proposed, Onto::Seen),
     )
     .await
     .unwrap();
@@ -549,7 +533,7 @@ async fn a_folder_move_keeps_links_is_proposed_accepted_and_undone_whole() {
     std::fs::write(&graph, graph_before).unwrap();
 
     // Proposed: nothing moves; the owner accepts, and the move is made as the agent's.
-    let (proposer, proposer_id) = writer(&server, "suggester", WriteMode::Propose).await;
+    let (proposer, _) = writer(&server, "suggester", WriteMode::Propose).await;
     let proposed = proposer
         .ok("note_move", json!({"from": "Garden/", "to": "Archive/Garden 2026"}))
         .await;
@@ -571,7 +555,7 @@ async fn a_folder_move_keeps_links_is_proposed_accepted_and_undone_whole() {
         "{}",
         stored.diff
     );
-    accept(&server, &proposer_id, &proposed).await.unwrap();
+    accept(&server, &proposed).await.unwrap();
 
     // The notes moved with their bytes (their ids), links between them hold, the link to the file
     // left behind and the links from elsewhere follow; the private note and the image stay.

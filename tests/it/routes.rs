@@ -370,7 +370,7 @@ async fn the_domain_route_answers_only_its_hostname_and_refuses_keys() {
         StatusCode::OK,
         "the key works locally"
     );
-    let route = routes::Route::domain("journal.example.org", 443, "[::]:8443".parse().unwrap());
+    let route = journal::context::Route::domain("journal.example.org", 443, "[::]:8443".parse().unwrap());
     let call = |host: &'static str, bearer: Option<String>| {
         let mut router = routes::domain::router(server.state(), route.clone());
         let mut request = Request::builder()

@@ -539,7 +539,7 @@ async fn connections_follow_a_note_moved_by_hand_and_no_agent_adopts_a_deleted_o
         &server.journal,
         &Origin::owner(),
         &Viewer::Owner,
-        &gate::Change::Connect {
+        &gate::GraphChange::Connect {
             from: "note:Plan.md".into(),
             to: "entity:ada-okafor".into(),
             kind: Some("about".into()),
@@ -592,7 +592,7 @@ async fn connections_follow_a_note_moved_by_hand_and_no_agent_adopts_a_deleted_o
         &server.journal,
         &Origin::owner(),
         &Viewer::Owner,
-        &gate::Change::Connect {
+        &gate::GraphChange::Connect {
             from: "note:Kept.md".into(),
             to: "entity:ada-okafor".into(),
             kind: None,
@@ -617,8 +617,8 @@ async fn connections_follow_a_note_moved_by_hand_and_no_agent_adopts_a_deleted_o
 #[tokio::test]
 async fn the_owners_review_in_the_terminal_shows_agent_text_escaped() {
     use journal::journal::notes::changes::{self, Request};
-    use journal::journal::notes::history::Author;
-    use journal::journal::notes::write::Change;
+    use journal::journal::notes::history::ChangedBy;
+    use journal::journal::notes::write::NoteChange;
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_path_buf();
     std::fs::create_dir_all(root.join("notes")).unwrap();
@@ -635,7 +635,7 @@ async fn the_owners_review_in_the_terminal_shows_agent_text_escaped() {
             .await
             .unwrap();
         let request = |mode_text: &str| Request {
-            author: Author::agent(&connection.id, &connection.label),
+            by: ChangedBy::agent(&connection.id, &connection.label),
             reader: journal::journal::notes::Reader {
                 scope: journal::journal::content::Scope::WholeJournal,
                 label: connection.label.clone(),
@@ -643,7 +643,7 @@ async fn the_owners_review_in_the_terminal_shows_agent_text_escaped() {
             tool: "note_append".into(),
             arguments: json!({"path": "plan.md", "text": mode_text}),
             path: "plan.md".into(),
-            change: Change::Append {
+            change: NoteChange::Append {
                 text: mode_text.into(),
                 ensure_newline: true,
             },
@@ -948,9 +948,9 @@ async fn appends_to_a_long_note_keep_what_they_added() {
 #[tokio::test]
 async fn an_accept_cut_short_is_undone_and_applies_once_later() {
     use journal::journal::notes::changes::{self, Request};
-    use journal::journal::notes::history::{self, Author, ChangeRecord, NewVersion};
+    use journal::journal::notes::history::{self, ChangeRecord, ChangedBy, NewVersion};
     use journal::journal::notes::note::hash_hex;
-    use journal::journal::notes::write::Change;
+    use journal::journal::notes::write::NoteChange;
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_path_buf();
     std::fs::create_dir_all(root.join("notes")).unwrap();
@@ -965,7 +965,7 @@ async fn an_accept_cut_short_is_undone_and_applies_once_later() {
             .await
             .unwrap();
         let request = Request {
-            author: Author::agent(&connection.id, &connection.label),
+            by: ChangedBy::agent(&connection.id, &connection.label),
             reader: journal::journal::notes::Reader {
                 scope: journal::journal::content::Scope::WholeJournal,
                 label: connection.label.clone(),
@@ -973,7 +973,7 @@ async fn an_accept_cut_short_is_undone_and_applies_once_later() {
             tool: "note_append".into(),
             arguments: json!({"path": "plan.md", "text": "- step"}),
             path: "plan.md".into(),
-            change: Change::Append {
+            change: NoteChange::Append {
                 text: "- step".into(),
                 ensure_newline: true,
             },
@@ -983,7 +983,7 @@ async fn an_accept_cut_short_is_undone_and_applies_once_later() {
         // What a process killed in the middle of `proposals accept` leaves: the change recorded, the
         // note written, and neither the change marked done nor the proposal decided.
         let record = ChangeRecord {
-            author: request.author.clone(),
+            by: request.by.clone(),
             tool: "note_append".into(),
             proposal_id: Some(proposed.id),
             reverted: None,

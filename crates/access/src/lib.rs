@@ -5,6 +5,7 @@
 //! ask here who a credential is and what it may do; nothing here knows of HTTP.
 
 pub mod auth;
+pub mod review;
 
 /// The store's modules, under the names this crate's code uses for them.
 pub(crate) use journal_store::{clock, db, journal, secret};

@@ -8,7 +8,7 @@ use super::args::{ConnectionType, ItemArg};
 use super::graph::{WriteOutput, write};
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput};
 use crate::auth::Category;
-use crate::journal::graph::gate::Change;
+use crate::journal::graph::gate::GraphChange;
 use crate::journal::graph::items::Items;
 
 pub const DEF: ToolDef = ToolDef {
@@ -49,7 +49,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args, arguments: Value) -> Res
     let mut items = Items::new(context.journal, &viewer);
     let from = context.item(&mut items, &args.from).await?;
     let to = context.item(&mut items, &args.to).await?;
-    let change = Change::Connect {
+    let change = GraphChange::Connect {
         from: from.key,
         to: to.key,
         kind: args.kind.map(ConnectionType::into_string),

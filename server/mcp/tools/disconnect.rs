@@ -8,7 +8,7 @@ use super::args::ConnectionId;
 use super::graph::{WriteOutput, write};
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput};
 use crate::auth::Category;
-use crate::journal::graph::gate::Change;
+use crate::journal::graph::gate::GraphChange;
 
 pub const DEF: ToolDef = ToolDef {
     name: "disconnect",
@@ -42,7 +42,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args, arguments: Value) -> Res
     write(
         context,
         arguments,
-        Change::Disconnect {
+        GraphChange::Disconnect {
             id: args.id.into_string(),
         },
     )

@@ -11,14 +11,14 @@ use serde_json::Value;
 use super::args::ItemArg;
 use super::{ToolContext, ToolError, ToolOutput};
 use crate::auth::WriteMode;
-use crate::journal::graph::gate::{self, Change, GateError};
+use crate::journal::graph::gate::{self, GateError, GraphChange};
 use crate::journal::graph::history::{HistoryError, Origin};
 use crate::journal::graph::items::{Item, Items, Viewer};
 use crate::journal::graph::rules::RuleError;
 use crate::journal::graph::store::Graph;
-use crate::journal::graph::{Author, Connection};
+use crate::journal::graph::{Author, Edge};
 use crate::journal::notes::history::RecordError;
-use crate::journal::notes::proposals::StoreError;
+use crate::journal::proposals::ProposalError;
 
 /// An item in a result.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -105,7 +105,7 @@ impl ToolContext<'_> {
     pub async fn connection_out(
         &self,
         items: &mut Items<'_>,
-        connection: &Connection,
+        connection: &Edge,
     ) -> Result<Option<ConnectionOut>, ToolError> {
         let (Some(from), Some(to)) = (items.get(&connection.from).await?, items.get(&connection.to).await?) else {
             return Ok(None);
@@ -152,7 +152,7 @@ pub struct WriteOutput {
 
 /// Asks for a graph change as the calling connection, by its write mode. `arguments` are the
 /// call's arguments as sent, kept with a proposal.
-pub async fn write(context: &ToolContext<'_>, arguments: Value, change: Change) -> Result<ToolOutput, ToolError> {
+pub async fn write(context: &ToolContext<'_>, arguments: Value, change: GraphChange) -> Result<ToolOutput, ToolError> {
     let viewer = context.viewer();
     let output = match context.connection.grant.write_mode {
         WriteMode::Force => {
@@ -166,10 +166,10 @@ pub async fn write(context: &ToolContext<'_>, arguments: Value, change: Change) 
             .map_err(refusal)?;
             let mut items = Items::new(context.journal, &viewer);
             let status = match change {
-                Change::Connect { .. } => "connected",
-                Change::SetType { .. } => "typed",
-                Change::Disconnect { .. } => "disconnected",
-                Change::Note { .. } => "noted",
+                GraphChange::Connect { .. } => "connected",
+                GraphChange::SetType { .. } => "typed",
+                GraphChange::Disconnect { .. } => "disconnected",
+                GraphChange::Note { .. } => "noted",
             };
             WriteOutput {
                 status: status.into(),
@@ -189,8 +189,8 @@ pub async fn write(context: &ToolContext<'_>, arguments: Value, change: Change) 
             .await
             .map_err(refusal)?;
             let connection = match &change {
-                Change::Connect { .. } => None,
-                Change::SetType { id, .. } | Change::Disconnect { id } | Change::Note { id, .. } => {
+                GraphChange::Connect { .. } => None,
+                GraphChange::SetType { id, .. } | GraphChange::Disconnect { id } | GraphChange::Note { id, .. } => {
                     let graph = load(context).await?;
                     let mut items = Items::new(context.journal, &viewer);
                     match graph.get(id) {
@@ -224,10 +224,10 @@ pub fn refusal(error: GateError) -> ToolError {
         }
         GateError::Rule(other) => ToolError::Refused(other.to_string()),
         GateError::Missing(message) => ToolError::Refused(message),
-        GateError::Proposal(error @ (StoreError::TooMany | StoreError::TooLarge)) => {
+        GateError::Proposal(error @ (ProposalError::TooMany | ProposalError::TooLarge)) => {
             ToolError::Refused(error.to_string())
         }
-        GateError::Store(error @ crate::journal::graph::store::StoreError::Busy) => {
+        GateError::Store(error @ crate::journal::graph::store::GraphFileError::Busy) => {
             ToolError::Refused(error.to_string())
         }
         GateError::History(error @ (HistoryError::Record(RecordError::Full { .. }) | HistoryError::Decided(_))) => {

@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::args::{Cursor, Limit};
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, format_ms, nothing_matched};
-use crate::journal::notes::proposals::{self, Filter, Status};
+use crate::journal::proposals::{Filter, Status};
+use crate::review;
 
 pub const DEF: ToolDef = ToolDef {
     name: "my_proposals",
@@ -90,8 +91,8 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     let request = status.map_or("any", Status::as_str);
     let before_id = context.offset("my_proposals", request, args.cursor.as_ref())?;
     let limit = args.limit.get();
-    let mut found = proposals::list(
-        &context.journal.db,
+    let mut found = review::list(
+        context.journal,
         &Filter {
             connection_id: Some(context.connection.id.clone()),
             status,

@@ -7,7 +7,7 @@ use super::args::NotePath;
 use super::note_change::{self, Output};
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput};
 use crate::auth::Category;
-use crate::journal::notes::write::Change;
+use crate::journal::notes::write::NoteChange;
 
 pub const DEF: ToolDef = ToolDef {
     name: "note_append",
@@ -46,7 +46,7 @@ impl super::Touches for Args {
 }
 
 pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) -> Result<ToolOutput, ToolError> {
-    let change = Change::Append {
+    let change = NoteChange::Append {
         text: args.text,
         ensure_newline: args.ensure_newline,
     };

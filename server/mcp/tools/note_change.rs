@@ -1,4 +1,4 @@
-//! What the note write tools share: one `notes::write::Change` asked for by the calling connection,
+//! What the note write tools share: one `notes::write::NoteChange` asked for by the calling connection,
 //! made now (force mode) or staged as a proposal for the owner (propose mode) through the one gate
 //! (`notes::changes`), and the one result shape every write answers with.
 
@@ -10,9 +10,9 @@ use super::args::ExpectedHash;
 use super::{ToolContext, ToolError, ToolOutput};
 use crate::auth::WriteMode;
 use crate::journal::notes::changes::{self, ChangeError, Request};
-use crate::journal::notes::history::Author;
-use crate::journal::notes::proposals::StoreError;
-use crate::journal::notes::write::{Change, WriteError};
+use crate::journal::notes::history::ChangedBy;
+use crate::journal::notes::write::{NoteChange, WriteError};
+use crate::journal::proposals::ProposalError;
 
 /// What a note write answers.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -53,12 +53,12 @@ pub async fn apply(
     tool: &str,
     arguments: Value,
     path: String,
-    change: Change,
+    change: NoteChange,
     expected_hash: Option<ExpectedHash>,
 ) -> Result<ToolOutput, ToolError> {
     let connection = context.connection;
     let request = Request {
-        author: Author::agent(&connection.id, &connection.label),
+        by: ChangedBy::agent(&connection.id, &connection.label),
         reader: context.reader(),
         tool: tool.to_string(),
         arguments,
@@ -68,15 +68,15 @@ pub async fn apply(
     };
     // Which notes a result names: every note of a deletion or a move; a single write names none.
     let (many, status, path) = match &request.change {
-        Change::Delete { .. } => (true, "deleted", request.path.clone()),
-        Change::Move { to, .. } => (true, "moved", to.clone()),
+        NoteChange::Delete { .. } => (true, "deleted", request.path.clone()),
+        NoteChange::Move { to, .. } => (true, "moved", to.clone()),
         _ => (false, "written", request.path.clone()),
     };
     let proposed = |proposed: changes::Proposed, why: Option<&str>| Output {
         status: "proposed".into(),
         path: path.clone(),
         // A move's combined hash of every note it touches means nothing to the agent.
-        hash: if matches!(request.change, Change::Move { .. }) {
+        hash: if matches!(request.change, NoteChange::Move { .. }) {
             None
         } else {
             proposed.base_hash
@@ -128,7 +128,7 @@ fn refusal(error: ChangeError) -> ToolError {
             ToolError::Invalid(error.to_string())
         }
         ChangeError::Write(other) => ToolError::Refused(other.to_string()),
-        ChangeError::Store(error @ (StoreError::TooMany | StoreError::TooLarge)) => {
+        ChangeError::Store(error @ (ProposalError::TooMany | ProposalError::TooLarge)) => {
             ToolError::Refused(error.to_string())
         }
         ChangeError::Invalid(message) => ToolError::Invalid(message),

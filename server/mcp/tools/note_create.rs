@@ -7,7 +7,7 @@ use super::args::NotePath;
 use super::note_change::{self, Output};
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput};
 use crate::auth::Category;
-use crate::journal::notes::write::Change;
+use crate::journal::notes::write::NoteChange;
 
 pub const DEF: ToolDef = ToolDef {
     name: "note_create",
@@ -40,6 +40,6 @@ impl super::Touches for Args {
 }
 
 pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) -> Result<ToolOutput, ToolError> {
-    let change = Change::Create { content: args.content };
+    let change = NoteChange::Create { content: args.content };
     note_change::apply(context, DEF.name, raw, args.path.into_string(), change, None).await
 }

@@ -9,7 +9,7 @@ use super::note_change::{self, Output};
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_len};
 use crate::auth::Category;
 use crate::journal::notes::rules::MAX_PATH_BYTES;
-use crate::journal::notes::write::{self, Change};
+use crate::journal::notes::write::{self, NoteChange};
 
 pub const DEF: ToolDef = ToolDef {
     name: "note_delete",
@@ -63,7 +63,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) 
         DEF.name,
         raw,
         path,
-        Change::Delete { folder },
+        NoteChange::Delete { folder },
         args.expected_hash,
     )
     .await

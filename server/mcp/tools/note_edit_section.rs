@@ -8,12 +8,12 @@ use super::note_change::{self, Output};
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_len};
 use crate::auth::Category;
 use crate::journal::notes::edit::{Place, SectionOp};
-use crate::journal::notes::write::Change;
+use crate::journal::notes::write::NoteChange;
 
 pub const DEF: ToolDef = ToolDef {
     name: "note_edit_section",
     title: "edit part of a note",
-    description: "Change one part of a note's body. Find it by anchor (a piece of text that occurs exactly once) or by \
+    description: "NoteChange one part of a note's body. Find it by anchor (a piece of text that occurs exactly once) or by \
                   heading (\"## Plans\", or a path \"# Project > ## Plans\"; the section runs to the next heading of \
                   the same or a higher level). op: replace, insert_before, insert_after, or append_within (headings \
                   only). replace with empty content deletes. Anything ambiguous fails and changes nothing.",
@@ -77,7 +77,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) 
         Op::InsertAfter => SectionOp::InsertAfter,
         Op::AppendWithin => SectionOp::AppendWithin,
     };
-    let change = Change::EditSection {
+    let change = NoteChange::EditSection {
         place,
         op,
         content: args.content,

@@ -8,7 +8,7 @@ use super::note_change::{self, Output};
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_len};
 use crate::auth::Category;
 use crate::journal::notes::rules::MAX_PATH_BYTES;
-use crate::journal::notes::write::{self, Change};
+use crate::journal::notes::write::{self, NoteChange};
 
 pub const DEF: ToolDef = ToolDef {
     name: "note_move",
@@ -53,5 +53,5 @@ pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) 
         .await
         .map_err(|e| ToolError::Failed(e.to_string()))?
         .map_err(|e| ToolError::Invalid(e.to_string()))?;
-    note_change::apply(context, DEF.name, raw, from, Change::Move { to, folder }, None).await
+    note_change::apply(context, DEF.name, raw, from, NoteChange::Move { to, folder }, None).await
 }

@@ -8,7 +8,7 @@ use super::args::NotePath;
 use super::note_change::{self, Output};
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput};
 use crate::auth::Category;
-use crate::journal::notes::write::Change;
+use crate::journal::notes::write::NoteChange;
 
 pub const DEF: ToolDef = ToolDef {
     name: "note_set_properties",
@@ -44,7 +44,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) 
     if args.properties.is_empty() {
         return Err(ToolError::Invalid("properties is empty: give at least one key".into()));
     }
-    let change = Change::Write {
+    let change = NoteChange::Write {
         body: None,
         patch: Some(args.properties),
     };

@@ -8,7 +8,7 @@ use super::args::{ExpectedHash, NotePath};
 use super::note_change::{self, Output};
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput};
 use crate::auth::Category;
-use crate::journal::notes::write::Change;
+use crate::journal::notes::write::NoteChange;
 
 pub const DEF: ToolDef = ToolDef {
     name: "note_write",
@@ -49,7 +49,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) 
     if args.body.is_none() && args.frontmatter_patch.is_none() {
         return Err(ToolError::Invalid("give body, frontmatter_patch or both".into()));
     }
-    let change = Change::Write {
+    let change = NoteChange::Write {
         body: args.body,
         patch: args.frontmatter_patch,
     };

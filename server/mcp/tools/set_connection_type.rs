@@ -8,7 +8,7 @@ use super::args::{ConnectionId, ConnectionType};
 use super::graph::{WriteOutput, write};
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput};
 use crate::auth::Category;
-use crate::journal::graph::gate::Change;
+use crate::journal::graph::gate::GraphChange;
 
 pub const DEF: ToolDef = ToolDef {
     name: "set_connection_type",
@@ -42,7 +42,7 @@ impl super::Touches for Args {
 }
 
 pub async fn run(context: &ToolContext<'_>, args: Args, arguments: Value) -> Result<ToolOutput, ToolError> {
-    let change = Change::SetType {
+    let change = GraphChange::SetType {
         id: args.id.into_string(),
         kind: Some(args.kind.into_string()),
     };

@@ -8,7 +8,7 @@ use super::args::ConnectionId;
 use super::graph::{WriteOutput, write};
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_len};
 use crate::auth::Category;
-use crate::journal::graph::gate::Change;
+use crate::journal::graph::gate::GraphChange;
 
 pub const DEF: ToolDef = ToolDef {
     name: "write_connection_note",
@@ -43,7 +43,7 @@ impl super::Touches for Args {
 
 pub async fn run(context: &ToolContext<'_>, args: Args, arguments: Value) -> Result<ToolOutput, ToolError> {
     check_len("text", &args.text, 16_000)?;
-    let change = Change::Note {
+    let change = GraphChange::Note {
         id: args.id.into_string(),
         text: args.text,
     };

@@ -185,7 +185,7 @@ mod tests {
                 arguments: serde_json::json!({}),
                 outcome,
                 detail: String::new(),
-                change: tool.starts_with("note_").then(|| crate::auth::audit::Change {
+                change: tool.starts_with("note_").then(|| crate::auth::audit::WriteTarget {
                     path: "Inbox.md".into(),
                     write_mode: "force".into(),
                 }),
@@ -207,7 +207,7 @@ mod tests {
             arguments: serde_json::json!({"path": "Inbox.md"}),
             outcome: Outcome::Served,
             detail: String::new(),
-            change: Some(crate::auth::audit::Change {
+            change: Some(crate::auth::audit::WriteTarget {
                 path: "Inbox.md".into(),
                 write_mode: "force".into(),
             }),

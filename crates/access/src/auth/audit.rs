@@ -49,12 +49,12 @@ pub struct Entry {
     pub outcome: String,
     pub detail: String,
     /// For a call of a write tool: the note it named and the connection's write mode then.
-    pub change: Option<Change>,
+    pub change: Option<WriteTarget>,
 }
 
 /// What a write tool's record adds: which note, and in which write mode.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
+pub struct WriteTarget {
     pub path: String,
     pub write_mode: String,
 }
@@ -68,7 +68,7 @@ pub struct Record {
     pub arguments: serde_json::Value,
     pub outcome: Outcome,
     pub detail: String,
-    pub change: Option<Change>,
+    pub change: Option<WriteTarget>,
 }
 
 /// A record as the row it becomes: `[at, connection_id, connection_label, tool, arguments_sha256,
@@ -247,7 +247,7 @@ pub(super) fn entry_from(row: &sqlx::sqlite::SqliteRow) -> Entry {
         outcome: row.get(6),
         detail: row.get(7),
         change: match (row.get::<Option<String>, _>(8), row.get::<Option<String>, _>(9)) {
-            (Some(path), Some(write_mode)) => Some(Change { path, write_mode }),
+            (Some(path), Some(write_mode)) => Some(WriteTarget { path, write_mode }),
             _ => None,
         },
     }
@@ -273,7 +273,7 @@ mod tests {
                     arguments: serde_json::json!({"i": i}),
                     outcome: Outcome::Served,
                     detail: String::new(),
-                    change: (i % 2 == 0).then(|| Change {
+                    change: (i % 2 == 0).then(|| WriteTarget {
                         path: format!("n{i}.md"),
                         write_mode: "force".into(),
                     }),

@@ -15,6 +15,9 @@ use subtle::ConstantTimeEq;
 use super::AuthError;
 use crate::db::Pool;
 
+/// Wrong passphrases one sign-in link survives; the last one voids the link (`passphrase`).
+pub const TRIES_PER_LINK: i64 = 5;
+
 /// How long a sign-in link works: long enough to switch from the terminal to the browser.
 pub const LINK_LIFETIME_SECONDS: i64 = 5 * 60;
 /// How long a session lasts after signing in, however busy.
@@ -94,12 +97,12 @@ pub async fn take_try(pool: &Pool, token: &str, now: i64) -> Result<Result<i64, 
         "UPDATE owner_links SET tries = tries + 1 WHERE digest = ? AND tries < ? AND expires_at > ? RETURNING tries",
     )
     .bind(digest(token))
-    .bind(super::passphrase::TRIES_PER_LINK)
+    .bind(TRIES_PER_LINK)
     .bind(now)
     .fetch_optional(pool)
     .await?;
     if let Some(tries) = tries {
-        return Ok(Ok(super::passphrase::TRIES_PER_LINK - tries));
+        return Ok(Ok(TRIES_PER_LINK - tries));
     }
     // No try left to take: say why. A link still there has used up its tries.
     Ok(Err(match check_link(pool, token, now).await? {
@@ -249,7 +252,7 @@ mod tests {
     async fn a_link_has_a_fixed_number_of_passphrase_tries() {
         let (_dir, pool) = pool().await;
         let token = create_link(&pool, 0).await.unwrap();
-        let tries = super::super::passphrase::TRIES_PER_LINK;
+        let tries = super::TRIES_PER_LINK;
         for left in (0..tries).rev() {
             assert_eq!(take_try(&pool, &token, 1).await.unwrap(), Ok(left));
         }

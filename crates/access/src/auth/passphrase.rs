@@ -16,8 +16,7 @@ use crate::db::Pool;
 pub const MIN_CHARS: usize = 8;
 /// The longest, in bytes: argon2 would take more, but nobody types more.
 pub const MAX_BYTES: usize = 1024;
-/// Wrong passphrases one sign-in link survives; the last one voids the link.
-pub const TRIES_PER_LINK: i64 = 5;
+pub use super::owner::TRIES_PER_LINK;
 
 /// Whether a passphrase may be set; the reason when not, in words for the owner.
 pub fn check_rules(passphrase: &str) -> Result<(), String> {

@@ -76,7 +76,7 @@ impl SyncReport {
 }
 
 /// A file to index: its path, kind and stamp, and its segment when this process just wrote it.
-type Change = (String, Kind, Stamp, Option<Written<Segment>>);
+type ChangedFile = (String, Kind, Stamp, Option<Written<Segment>>);
 
 /// The catalog row of one parsed file.
 struct Parsed {
@@ -142,7 +142,7 @@ pub(super) async fn sync(
     let worker = Arc::clone(journal);
     let scope = (!full).then(|| to_scan.clone());
     let (changed, removed) = background::run("scanning", move || plan_changes(&worker, known, scope)).await??;
-    let mut changed: Vec<Change> = changed
+    let mut changed: Vec<ChangedFile> = changed
         .into_iter()
         .map(|(path, kind, stamp)| {
             let segment = (kind == Kind::Transcript)
@@ -346,7 +346,7 @@ type Chunk = Option<(Vec<Parsed>, Vec<String>, SyncReport)>;
 
 /// Parses and indexes one chunk of changed files (and removes the documents of gone ones), and
 /// commits the index.
-fn index_chunk(journal: &Journal, changed: Vec<Change>, removed: Vec<String>) -> Result<Chunk, JournalError> {
+fn index_chunk(journal: &Journal, changed: Vec<ChangedFile>, removed: Vec<String>) -> Result<Chunk, JournalError> {
     if removed.is_empty()
         && changed
             .iter()
@@ -556,7 +556,7 @@ fn parse(root: &Path, rel: &str, kind: Kind, stamp: Stamp) -> Parsed {
         Kind::Facet => {
             let folder = rel.split('/').nth(1).unwrap_or_default();
             Facet::parse(&text)
-                .and_then(|facet| super::content::matches_folder(facet, folder))
+                .and_then(|facet| super::facet::matches_folder(facet, folder))
                 .map(|facet| fill_facet(&mut item, facet))
         }
         Kind::Entity => Entity::parse(&text).map(|(entity, _body)| fill_entity(&mut item, entity)),

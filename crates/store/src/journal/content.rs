@@ -74,25 +74,13 @@ pub fn read_facets(root: &Path) -> Result<Vec<Facet>, JournalError> {
     for entry in entries.flatten() {
         let path = entry.path().join("facet.md");
         let Ok(text) = fs::read_to_string(&path) else { continue };
-        match Facet::parse(&text).and_then(|f| matches_folder(f, &entry.file_name().to_string_lossy())) {
+        match Facet::parse(&text).and_then(|f| facet::matches_folder(f, &entry.file_name().to_string_lossy())) {
             Ok(facet) => facets.push(facet),
             Err(error) => tracing::warn!(file = %path.display(), %error, "skipping an unreadable facet"),
         }
     }
     facets.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(facets)
-}
-
-/// A facet's name is its folder's name: a mismatch (a renamed folder) is refused, not guessed at.
-pub fn matches_folder(facet: Facet, folder: &str) -> Result<Facet, String> {
-    if facet.name == folder {
-        Ok(facet)
-    } else {
-        Err(format!(
-            "the facet's name \"{}\" differs from its folder \"{folder}\"; make them the same",
-            facet.name
-        ))
-    }
 }
 
 /// The fields of a new facet.

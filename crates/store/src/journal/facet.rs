@@ -101,6 +101,18 @@ impl Facet {
     }
 }
 
+/// A facet's name is its folder's name: a mismatch (a renamed folder) is refused, not guessed at.
+pub fn matches_folder(facet: Facet, folder: &str) -> Result<Facet, String> {
+    if facet.name == folder {
+        Ok(facet)
+    } else {
+        Err(format!(
+            "the facet's name \"{}\" differs from its folder \"{folder}\"; make them the same",
+            facet.name
+        ))
+    }
+}
+
 /// Facet names: lowercase ASCII letters, digits and '-', 1-64 long, starting alphanumeric.
 pub fn validate_name(name: &str) -> Result<(), FacetError> {
     let ok = (1..=64).contains(&name.len())

@@ -6,6 +6,7 @@
 //! here, once. This module knows nothing of HTTP or MCP, and nothing of who is asking: callers pass the
 //! facet and category bounds of the caller's grant.
 
+pub mod author;
 pub mod background;
 pub mod batch;
 pub mod catalog;
@@ -24,6 +25,7 @@ pub mod notes;
 pub mod parallel;
 pub mod preindex;
 pub mod prepared;
+pub mod proposals;
 pub mod signed;
 pub mod transcript;
 

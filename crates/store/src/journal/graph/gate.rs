@@ -16,23 +16,15 @@ use serde_json::Value;
 use super::history::{self, HistoryError, NewEntry, Origin};
 use super::items::{Items, Viewer};
 use super::rules::{self, RuleError};
-use super::store::{self, Graph, StoreError};
-use super::{Author, Connection};
-use crate::journal::notes::proposals::{self, NewProposal, Proposal, Status};
+use super::store::{self, Graph, GraphFileError};
+use super::{Author, Edge};
+use crate::journal::proposals::{self, Kind, NewProposal, Proposal};
 use crate::journal::{Journal, JournalError};
-
-/// The tools whose proposals are graph changes.
-pub const TOOLS: [&str; 4] = ["connect", "set_connection_type", "disconnect", "write_connection_note"];
-
-/// Whether a proposal's tool changes the graph (rather than a note).
-pub fn is_graph_tool(tool: &str) -> bool {
-    TOOLS.contains(&tool)
-}
 
 /// One change to the graph, as a proposal keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Change {
+pub enum GraphChange {
     Connect {
         from: String,
         to: String,
@@ -55,32 +47,32 @@ pub enum Change {
     },
 }
 
-impl Change {
+impl GraphChange {
     /// The tool that asks for this change.
     pub fn tool(&self) -> &'static str {
         match self {
-            Change::Connect { .. } => "connect",
-            Change::SetType { .. } => "set_connection_type",
-            Change::Disconnect { .. } => "disconnect",
-            Change::Note { .. } => "write_connection_note",
+            GraphChange::Connect { .. } => "connect",
+            GraphChange::SetType { .. } => "set_connection_type",
+            GraphChange::Disconnect { .. } => "disconnect",
+            GraphChange::Note { .. } => "write_connection_note",
         }
     }
 
     fn id(&self) -> Option<&str> {
         match self {
-            Change::Connect { .. } => None,
-            Change::SetType { id, .. } | Change::Disconnect { id } | Change::Note { id, .. } => Some(id),
+            GraphChange::Connect { .. } => None,
+            GraphChange::SetType { id, .. } | GraphChange::Disconnect { id } | GraphChange::Note { id, .. } => Some(id),
         }
     }
 
     /// Makes the change in `graph` by the rules; answers the connection as it is after (a removed
     /// one as it was).
-    pub fn apply(&self, graph: &mut Graph, author: &Author, now: &str) -> Result<Connection, RuleError> {
+    pub fn apply(&self, graph: &mut Graph, author: &Author, now: &str) -> Result<Edge, RuleError> {
         match self {
-            Change::Connect { from, to, kind } => rules::connect(graph, author, from, to, kind.as_deref(), now),
-            Change::SetType { id, kind } => rules::set_type(graph, author, id, kind.as_deref()),
-            Change::Disconnect { id } => rules::disconnect(graph, author, id),
-            Change::Note { id, text } => rules::write_note(graph, author, id, text, now),
+            GraphChange::Connect { from, to, kind } => rules::connect(graph, author, from, to, kind.as_deref(), now),
+            GraphChange::SetType { id, kind } => rules::set_type(graph, author, id, kind.as_deref()),
+            GraphChange::Disconnect { id } => rules::disconnect(graph, author, id),
+            GraphChange::Note { id, text } => rules::write_note(graph, author, id, text, now),
         }
     }
 
@@ -93,17 +85,17 @@ impl Change {
             )
         };
         match self {
-            Change::Connect { from, to, kind } => match kind {
+            GraphChange::Connect { from, to, kind } => match kind {
                 Some(kind) => format!("connect {from} → {to} as {kind}"),
                 None => format!("connect {from} → {to}"),
             },
-            Change::SetType { id, kind } => match kind {
+            GraphChange::SetType { id, kind } => match kind {
                 Some(kind) => format!("set the type of {} to {kind}", ends(id)),
                 None => format!("clear the type of {}", ends(id)),
             },
-            Change::Disconnect { id } => format!("disconnect {}", ends(id)),
-            Change::Note { id, text } if text.trim().is_empty() => format!("remove its note on {}", ends(id)),
-            Change::Note { id, .. } => format!("write its note on {}", ends(id)),
+            GraphChange::Disconnect { id } => format!("disconnect {}", ends(id)),
+            GraphChange::Note { id, text } if text.trim().is_empty() => format!("remove its note on {}", ends(id)),
+            GraphChange::Note { id, .. } => format!("write its note on {}", ends(id)),
         }
     }
 
@@ -111,14 +103,14 @@ impl Change {
     fn diff(&self, graph: &Graph) -> String {
         let mut lines = vec![format!("@@ {}", self.describe(graph))];
         match self {
-            Change::Connect { from, to, kind } => {
+            GraphChange::Connect { from, to, kind } => {
                 lines.push(format!("+ from: {from}"));
                 lines.push(format!("+ to: {to}"));
                 if let Some(kind) = kind {
                     lines.push(format!("+ type: {kind}"));
                 }
             }
-            Change::SetType { id, kind } => {
+            GraphChange::SetType { id, kind } => {
                 if let Some(old) = graph.get(id).and_then(|c| c.kind.clone()) {
                     lines.push(format!("- type: {old}"));
                 }
@@ -126,12 +118,12 @@ impl Change {
                     lines.push(format!("+ type: {kind}"));
                 }
             }
-            Change::Disconnect { id } => {
+            GraphChange::Disconnect { id } => {
                 if let Some(c) = graph.get(id) {
                     lines.push(format!("- {} → {}", c.from, c.to));
                 }
             }
-            Change::Note { text, .. } => lines.extend(text.lines().map(|l| format!("+ {l}"))),
+            GraphChange::Note { text, .. } => lines.extend(text.lines().map(|l| format!("+ {l}"))),
         }
         lines.join("\n")
     }
@@ -148,9 +140,9 @@ pub enum GateError {
     #[error("{0}")]
     Missing(String),
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Store(#[from] GraphFileError),
     #[error(transparent)]
-    Proposal(#[from] proposals::StoreError),
+    Proposal(#[from] proposals::ProposalError),
     #[error("the journal: {0}")]
     Journal(#[from] JournalError),
     #[error("{0}")]
@@ -168,7 +160,7 @@ impl From<sqlx::Error> for GateError {
 /// What a made change answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Made {
-    pub connection: Connection,
+    pub connection: Edge,
     /// The connection was removed.
     pub removed: bool,
 }
@@ -179,11 +171,11 @@ pub async fn make(
     journal: &Arc<Journal>,
     origin: &Origin,
     viewer: &Viewer,
-    change: &Change,
+    change: &GraphChange,
 ) -> Result<Made, GateError> {
     let graph = load(journal).await?;
     check_reach(journal, viewer, change, &graph).await?;
-    let removed = matches!(change, Change::Disconnect { .. });
+    let removed = matches!(change, GraphChange::Disconnect { .. });
     let (author, change) = (viewer.author(), change.clone());
     let tool = change.tool();
     let (connection, _) = commit(journal, origin.clone(), author.clone(), tool, None, move |graph| {
@@ -252,8 +244,8 @@ async fn commit(
     actor: Author,
     tool: &'static str,
     reverted: Option<i64>,
-    change: impl FnOnce(&mut Graph) -> Result<(Connection, Option<Connection>), GateError> + Send + 'static,
-) -> Result<(Connection, Option<i64>), GateError> {
+    change: impl FnOnce(&mut Graph) -> Result<(Edge, Option<Edge>), GateError> + Send + 'static,
+) -> Result<(Edge, Option<i64>), GateError> {
     let root = journal.root().to_path_buf();
     let pool = journal.db.clone();
     let budget = journal.notes.history_budget();
@@ -324,7 +316,7 @@ pub async fn recover_at_open(journal: &Journal) -> Result<(), GateError> {
     })
     .await;
     match recovered {
-        Err(GateError::Store(StoreError::Busy)) => Ok(()),
+        Err(GateError::Store(GraphFileError::Busy)) => Ok(()),
         other => other.map(|_| ()),
     }
 }
@@ -337,7 +329,7 @@ pub async fn propose(
     label: &str,
     viewer: &Viewer,
     arguments: &Value,
-    change: &Change,
+    change: &GraphChange,
 ) -> Result<i64, GateError> {
     let graph = load(journal).await?;
     check_reach(journal, viewer, change, &graph).await?;
@@ -348,6 +340,7 @@ pub async fn propose(
     let id = proposals::insert(
         &journal.db,
         &NewProposal {
+            kind: Kind::Graph,
             connection_id: connection_id.to_string(),
             label: label.to_string(),
             tool: change.tool().to_string(),
@@ -362,23 +355,11 @@ pub async fn propose(
     Ok(id)
 }
 
-/// Accepts a pending graph proposal: makes its change as the agent that proposed it, seen by that
-/// agent's grant today (`viewer`; None: the connection was removed).
-pub async fn accept(journal: &Arc<Journal>, proposal: &Proposal, viewer: Option<Viewer>) -> Result<Made, GateError> {
-    if proposal.status != Status::Pending {
-        return Err(GateError::Review(format!(
-            "proposal {} was already {}",
-            proposal.id,
-            proposal.status.as_str()
-        )));
-    }
-    let viewer = viewer.ok_or_else(|| {
-        GateError::Review(format!(
-            "the connection \"{}\" that proposed this was removed; reject it, or make the change yourself",
-            proposal.label
-        ))
-    })?;
-    let change: Change = serde_json::from_str(&proposal.change)
+/// Makes a pending graph proposal's change, as the agent that proposed it seen by its grant today
+/// (`viewer`). Only the owner's review calls it (`journal_access::review`), which has checked that the
+/// proposal is pending and holds the review lock.
+pub async fn accept(journal: &Arc<Journal>, proposal: &Proposal, viewer: &Viewer) -> Result<Made, GateError> {
+    let change: GraphChange = serde_json::from_str(&proposal.change)
         .map_err(|e| GateError::Review(format!("proposal {} cannot be read: {e}", proposal.id)))?;
     let origin = Origin {
         connection_id: Some(proposal.connection_id.clone()),
@@ -387,7 +368,7 @@ pub async fn accept(journal: &Arc<Journal>, proposal: &Proposal, viewer: Option<
     };
     // Decided in one transaction with the change's entry, under the graph's lock: a crash leaves it
     // made and accepted, or neither, and a second accept (here or in another process) is refused.
-    make(journal, &origin, &viewer, &change)
+    make(journal, &origin, viewer, &change)
         .await
         .map_err(|error| match error {
             GateError::History(HistoryError::Decided(id)) => {
@@ -404,9 +385,9 @@ pub async fn load(journal: &Journal) -> Result<Graph, GateError> {
 }
 
 /// Checks that `viewer` reaches everything `change` names.
-async fn check_reach(journal: &Journal, viewer: &Viewer, change: &Change, graph: &Graph) -> Result<(), GateError> {
+async fn check_reach(journal: &Journal, viewer: &Viewer, change: &GraphChange, graph: &Graph) -> Result<(), GateError> {
     let mut items = Items::new(journal, viewer);
-    if let Change::Connect { from, to, .. } = change {
+    if let GraphChange::Connect { from, to, .. } = change {
         for key in [from, to] {
             if items.get(key).await?.is_none() {
                 return Err(GateError::Missing(super::items::missing(key)));
@@ -442,7 +423,7 @@ mod tests {
     fn a_change_keeps_as_json_and_says_what_it_does() {
         let mut graph = Graph::default();
         let owner = Author::owner();
-        let made = Change::Connect {
+        let made = GraphChange::Connect {
             from: "note:a.md".into(),
             to: "facet:work".into(),
             kind: Some("supports".into()),
@@ -450,20 +431,20 @@ mod tests {
         .apply(&mut graph, &owner, "2026-12-04T18:00:00Z")
         .unwrap();
         let changes = [
-            Change::SetType {
+            GraphChange::SetType {
                 id: made.id.clone(),
                 kind: None,
             },
-            Change::Note {
+            GraphChange::Note {
                 id: made.id.clone(),
                 text: "line one\nline two".into(),
             },
-            Change::Disconnect { id: made.id.clone() },
+            GraphChange::Disconnect { id: made.id.clone() },
         ];
         for change in &changes {
             let json = serde_json::to_string(change).unwrap();
-            assert_eq!(&serde_json::from_str::<Change>(&json).unwrap(), change);
-            assert!(is_graph_tool(change.tool()));
+            assert_eq!(&serde_json::from_str::<GraphChange>(&json).unwrap(), change);
+            assert!(["set_connection_type", "write_connection_note", "disconnect"].contains(&change.tool()));
         }
         assert_eq!(
             changes[0].describe(&graph),
@@ -472,7 +453,6 @@ mod tests {
         assert_eq!(changes[0].diff(&graph).lines().nth(1), Some("- type: supports"));
         assert_eq!(changes[1].diff(&graph).lines().count(), 3);
         assert!(changes[2].diff(&graph).contains("- note:a.md → facet:work"));
-        assert!(serde_json::from_str::<Change>(r#"{"op":"disconnect","id":"c-aaaaaaaaaa","x":1}"#).is_err());
-        assert!(!is_graph_tool("note_write"));
+        assert!(serde_json::from_str::<GraphChange>(r#"{"op":"disconnect","id":"c-aaaaaaaaaa","x":1}"#).is_err());
     }
 }

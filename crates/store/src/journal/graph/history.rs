@@ -13,10 +13,10 @@
 use serde::Serialize;
 
 use super::store::Graph;
-use super::{Author, Connection};
+use super::{Author, Edge};
 use crate::db::{self, Pool};
 use crate::journal::notes::history::{self as notes_history, KEEP_DAYS, RecordError};
-use crate::journal::notes::proposals::{self, Status};
+use crate::journal::proposals::{self, Status};
 
 /// The history's columns, read as an `Entry` (`entry`), with the rest of a query.
 macro_rules! select {
@@ -71,8 +71,8 @@ pub struct Entry {
     /// The connection's id in the graph.
     pub connection: String,
     /// The connection before (None: the change made it) and after (None: it removed it).
-    pub before: Option<Connection>,
-    pub after: Option<Connection>,
+    pub before: Option<Edge>,
+    pub after: Option<Edge>,
 }
 
 impl Entry {
@@ -89,7 +89,7 @@ impl Entry {
     }
 
     /// The connection it concerns, as it was last (after, or before for a removal).
-    pub fn shown(&self) -> Option<&Connection> {
+    pub fn shown(&self) -> Option<&Edge> {
         self.after.as_ref().or(self.before.as_ref())
     }
 }
@@ -113,15 +113,15 @@ pub struct NewEntry<'a> {
     pub tool: &'a str,
     pub reverted: Option<i64>,
     pub connection: &'a str,
-    pub before: Option<&'a Connection>,
-    pub after: Option<&'a Connection>,
+    pub before: Option<&'a Edge>,
+    pub after: Option<&'a Edge>,
 }
 
 /// Records a change, not done yet (the caller holds `graph.lock` and writes the file next); answers
 /// its id. An agent's change is refused when its connection's history would keep more than
 /// `budget` bytes, and a change that applies a proposal no longer pending is refused.
 pub async fn record(pool: &Pool, entry: &NewEntry<'_>, budget: i64) -> Result<i64, HistoryError> {
-    let line = |c: Option<&Connection>| c.map(|c| serde_json::to_string(c).unwrap_or_default());
+    let line = |c: Option<&Edge>| c.map(|c| serde_json::to_string(c).unwrap_or_default());
     let (before, after) = (line(entry.before), line(entry.after));
     let size = before.as_ref().map_or(0, String::len) + after.as_ref().map_or(0, String::len);
     let mut tx = db::begin_write(pool).await?;
@@ -279,6 +279,6 @@ fn entry(row: Row) -> Entry {
 }
 
 /// A kept line back as a connection (a line that no longer reads is taken as none).
-fn parse(line: Option<&str>) -> Option<Connection> {
+fn parse(line: Option<&str>) -> Option<Edge> {
     line.and_then(|line| serde_json::from_str(line).ok())
 }

@@ -16,99 +16,14 @@ pub mod store;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::journal::author::Author;
+
 /// The longest connection type, in characters.
 pub const MAX_TYPE_CHARS: usize = 64;
 /// The longest note of one author on a connection, in characters.
 pub const MAX_NOTE_CHARS: usize = 4000;
 /// The longest item key, in bytes (a note path is at most 1024).
 pub const MAX_ITEM_BYTES: usize = 1100;
-
-/// Who acts on the graph: the owner, or an agent by the slug of its connection's label.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct Author(String);
-
-impl Author {
-    pub fn owner() -> Author {
-        Author("owner".into())
-    }
-
-    /// `agent:<slug>` for a key's label (the owner chose it, and keys' labels are unique).
-    pub fn agent(label: &str) -> Author {
-        let slug = crate::journal::notes::access::slug(label);
-        Author(format!("agent:{}", if slug.is_empty() { "unnamed" } else { &slug }))
-    }
-
-    /// The identity of a connection: a key's is `agent:<slug of its label>`; a signed-in app's adds
-    /// `~` and the first 8 hex digits of its connection's id, since the app chose its own name (an
-    /// app registering as "Codex" is not the key `codex`, nor another app of that name). No label's
-    /// slug holds a `~`, so the two kinds never meet.
-    pub fn connection(label: &str, is_key: bool, connection_id: &str) -> Author {
-        let agent = Author::agent(label);
-        if is_key {
-            return agent;
-        }
-        let digits: String = connection_id
-            .chars()
-            .filter(char::is_ascii_hexdigit)
-            .take(8)
-            .map(|c| c.to_ascii_lowercase())
-            .collect();
-        Author(format!("{}~{digits}", agent.0))
-    }
-
-    pub fn is_owner(&self) -> bool {
-        self.0 == "owner"
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl TryFrom<String> for Author {
-    type Error = String;
-
-    fn try_from(text: String) -> Result<Author, String> {
-        let slug_ok = |slug: &str| {
-            !slug.is_empty()
-                && slug.chars().count() <= 200
-                && slug
-                    .chars()
-                    .all(|c| c == '-' || (c.is_alphanumeric() && !c.is_uppercase()))
-        };
-        let valid = text == "owner"
-            || text
-                .strip_prefix("agent:")
-                .is_some_and(|rest| match rest.split_once('~') {
-                    None => slug_ok(rest),
-                    Some((slug, id)) => {
-                        slug_ok(slug)
-                            && id.len() == 8
-                            && id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-                    }
-                });
-        if valid {
-            Ok(Author(text))
-        } else {
-            Err(format!(
-                "\"{text}\" is not an author: owner, agent:<slug> or agent:<slug>~<8 hex digits>"
-            ))
-        }
-    }
-}
-
-impl From<Author> for String {
-    fn from(author: Author) -> String {
-        author.0
-    }
-}
-
-impl std::fmt::Display for Author {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// One author's note on a connection.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,10 +35,11 @@ pub struct AuthorNote {
     pub at: String,
 }
 
-/// One connection: a line of `graph.jsonl`.
+/// One connection between two items, a line of `graph.jsonl`: an edge of the graph (called `Edge`
+/// here so that it is not taken for a credential, `auth::Connection`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Connection {
+pub struct Edge {
     pub id: String,
     pub from: String,
     pub to: String,
@@ -141,7 +57,7 @@ pub struct Connection {
     pub notes: Vec<AuthorNote>,
 }
 
-impl Connection {
+impl Edge {
     /// Who created it: the recorded creator, else the owner.
     pub fn creator(&self) -> Author {
         self.created_by.clone().unwrap_or_else(Author::owner)
@@ -280,8 +196,8 @@ pub fn now() -> String {
 mod tests {
     use super::*;
 
-    fn connection() -> Connection {
-        Connection {
+    fn connection() -> Edge {
+        Edge {
             id: "c-abcdefgh12".into(),
             from: "note:Projects/a.md".into(),
             to: "entity:e-1".into(),
@@ -303,7 +219,7 @@ mod tests {
         assert_eq!(good.check(), Ok(()));
         assert_eq!(good.creator().as_str(), "agent:claude-code");
         assert_eq!(good.last_written(), "2026-12-04T18:01:00Z");
-        type Spoil = Box<dyn Fn(&mut Connection)>;
+        type Spoil = Box<dyn Fn(&mut Edge)>;
         let cases: Vec<(Spoil, &str)> = vec![
             (Box::new(|c| c.id = "x".into()), "not a connection id"),
             (Box::new(|c| c.from = "page:a".into()), "from:"),

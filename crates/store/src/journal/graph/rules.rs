@@ -9,7 +9,7 @@
 use super::store::{
     Graph, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_AGENT, MAX_CONNECTIONS_PER_PAIR, MAX_NOTE_BYTES_PER_AGENT,
 };
-use super::{Author, AuthorNote, Connection, check_item, check_note, check_type, new_id};
+use super::{Author, AuthorNote, Edge, check_item, check_note, check_type, new_id};
 
 /// Why a change was refused. Nothing changed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -32,7 +32,7 @@ pub fn connect(
     to: &str,
     kind: Option<&str>,
     now: &str,
-) -> Result<Connection, RuleError> {
+) -> Result<Edge, RuleError> {
     check_item(from).map_err(RuleError::Invalid)?;
     check_item(to).map_err(RuleError::Invalid)?;
     if from == to {
@@ -70,7 +70,7 @@ pub fn connect(
     while graph.get(&id).is_some() {
         id = new_id();
     }
-    let connection = Connection {
+    let connection = Edge {
         id,
         from: from.to_string(),
         to: to.to_string(),
@@ -85,7 +85,7 @@ pub fn connect(
 }
 
 /// Sets (or with None clears) a connection's type.
-pub fn set_type(graph: &mut Graph, author: &Author, id: &str, kind: Option<&str>) -> Result<Connection, RuleError> {
+pub fn set_type(graph: &mut Graph, author: &Author, id: &str, kind: Option<&str>) -> Result<Edge, RuleError> {
     if let Some(kind) = kind {
         check_type(kind).map_err(RuleError::Invalid)?;
     }
@@ -106,7 +106,7 @@ pub fn set_type(graph: &mut Graph, author: &Author, id: &str, kind: Option<&str>
 /// Removes a connection. An agent removes only one it made and that carries no other author's
 /// note: removing it would remove their view too. (A type another agent set goes with it: the type
 /// describes the connection its creator made, as `set_type` lets any agent do on an untyped one.)
-pub fn disconnect(graph: &mut Graph, author: &Author, id: &str) -> Result<Connection, RuleError> {
+pub fn disconnect(graph: &mut Graph, author: &Author, id: &str) -> Result<Edge, RuleError> {
     let connection = graph.get(id).ok_or_else(|| RuleError::NotFound(id.to_string()))?;
     let creator = connection.creator();
     if !author.is_owner() && creator != *author {
@@ -138,13 +138,7 @@ pub fn disconnect(graph: &mut Graph, author: &Author, id: &str) -> Result<Connec
 
 /// Writes `author`'s own note on a connection; empty text removes it. Another author's note is
 /// never touched (the owner's own note included: the owner edits the file, or uses the CLI as owner).
-pub fn write_note(
-    graph: &mut Graph,
-    author: &Author,
-    id: &str,
-    text: &str,
-    now: &str,
-) -> Result<Connection, RuleError> {
+pub fn write_note(graph: &mut Graph, author: &Author, id: &str, text: &str, now: &str) -> Result<Edge, RuleError> {
     if !text.trim().is_empty() {
         check_note(text).map_err(RuleError::Invalid)?;
     }
@@ -274,7 +268,7 @@ mod tests {
         assert_eq!(graph.len(), MAX_CONNECTIONS_PER_PAIR);
         let made = graph.connections().next().unwrap().clone();
         for n in MAX_CONNECTIONS_PER_PAIR..MAX_CONNECTIONS_PER_AGENT {
-            graph.push(Connection {
+            graph.push(Edge {
                 id: format!("c-{n:010}"),
                 to: format!("note:{n}.md"),
                 ..made.clone()

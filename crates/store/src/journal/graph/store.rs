@@ -13,7 +13,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::Connection;
+use super::Edge;
 use crate::fsio;
 
 /// The graph's file in the journal folder.
@@ -36,7 +36,7 @@ pub const MAX_CONNECTIONS_PER_PAIR: usize = 16;
 
 /// Why the graph could not be read or changed. Nothing changed in any case.
 #[derive(Debug, thiserror::Error)]
-pub enum StoreError {
+pub enum GraphFileError {
     #[error("the graph file could not be read or written: {0}")]
     Io(#[from] io::Error),
     #[error("another process is changing the graph; try again in a moment")]
@@ -54,7 +54,7 @@ pub struct Problem {
 /// One line of the file as read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Line {
-    Connection(Connection),
+    Edge(Edge),
     /// Kept as written (a bad line, or a blank one).
     Other(String),
 }
@@ -98,7 +98,7 @@ impl Graph {
                 graph.lines.push(Line::Other(raw.to_string()));
                 continue;
             }
-            let read = serde_json::from_str::<Connection>(raw)
+            let read = serde_json::from_str::<Edge>(raw)
                 .map_err(|e| format!("not a connection: {e}"))
                 .and_then(|c| c.check().map(|()| c))
                 .and_then(|c| {
@@ -109,7 +109,7 @@ impl Graph {
                     }
                 });
             match read {
-                Ok(connection) => graph.lines.push(Line::Connection(connection)),
+                Ok(connection) => graph.lines.push(Line::Edge(connection)),
                 Err(message) => {
                     graph.problems.push(Problem { line: at + 1, message });
                     graph.lines.push(Line::Other(raw.to_string()));
@@ -124,7 +124,7 @@ impl Graph {
         let mut out = String::new();
         for line in &self.lines {
             match line {
-                Line::Connection(c) => out.push_str(&serde_json::to_string(c).unwrap_or_default()),
+                Line::Edge(c) => out.push_str(&serde_json::to_string(c).unwrap_or_default()),
                 Line::Other(raw) => out.push_str(raw),
             }
             out.push('\n');
@@ -132,9 +132,9 @@ impl Graph {
         out
     }
 
-    pub fn connections(&self) -> impl Iterator<Item = &Connection> {
+    pub fn connections(&self) -> impl Iterator<Item = &Edge> {
         self.lines.iter().filter_map(|line| match line {
-            Line::Connection(c) => Some(c),
+            Line::Edge(c) => Some(c),
             Line::Other(_) => None,
         })
     }
@@ -147,37 +147,37 @@ impl Graph {
         self.len() == 0
     }
 
-    pub fn get(&self, id: &str) -> Option<&Connection> {
+    pub fn get(&self, id: &str) -> Option<&Edge> {
         self.connections().find(|c| c.id == id)
     }
 
-    pub fn get_mut(&mut self, id: &str) -> Option<&mut Connection> {
+    pub fn get_mut(&mut self, id: &str) -> Option<&mut Edge> {
         self.lines.iter_mut().find_map(|line| match line {
-            Line::Connection(c) if c.id == id => Some(c),
+            Line::Edge(c) if c.id == id => Some(c),
             _ => None,
         })
     }
 
     /// Adds a connection at the end (its id must be new; `add` checks).
-    pub fn push(&mut self, connection: Connection) {
-        self.lines.push(Line::Connection(connection));
+    pub fn push(&mut self, connection: Edge) {
+        self.lines.push(Line::Edge(connection));
     }
 
     /// Removes a connection; answers it.
-    pub fn remove(&mut self, id: &str) -> Option<Connection> {
+    pub fn remove(&mut self, id: &str) -> Option<Edge> {
         let at = self
             .lines
             .iter()
-            .position(|line| matches!(line, Line::Connection(c) if c.id == id))?;
+            .position(|line| matches!(line, Line::Edge(c) if c.id == id))?;
         match self.lines.remove(at) {
-            Line::Connection(c) => Some(c),
+            Line::Edge(c) => Some(c),
             Line::Other(_) => None,
         }
     }
 
     /// Makes the connection `id` what `state` is: replaced where it is, added at the end, or (None)
     /// removed. How the history puts a connection back as it was.
-    pub fn put(&mut self, id: &str, state: Option<Connection>) {
+    pub fn put(&mut self, id: &str, state: Option<Edge>) {
         match (state, self.get_mut(id)) {
             (Some(state), Some(now)) => *now = state,
             (Some(state), None) => self.push(state),
@@ -192,7 +192,7 @@ impl Graph {
         let mut renamed = 0;
         for line in &mut self.lines {
             // A connection would never join an item to itself: such a one keeps its old name.
-            if let Line::Connection(c) = line
+            if let Line::Edge(c) = line
                 && c.touches(from)
                 && !c.touches(to)
             {
@@ -214,39 +214,42 @@ pub fn path(root: &Path) -> PathBuf {
 }
 
 /// Reads the graph (an empty one when there is no file yet).
-pub fn load(root: &Path) -> Result<Graph, StoreError> {
+pub fn load(root: &Path) -> Result<Graph, GraphFileError> {
     match fs::read_to_string(path(root)) {
         Ok(text) => Ok(Graph::parse(&text)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Graph::default()),
-        Err(e) => Err(StoreError::Io(e)),
+        Err(e) => Err(GraphFileError::Io(e)),
     }
 }
 
 /// Changes the graph: reads it under the lock, lets `change` change it, and writes it back when
 /// `change` answers `Ok` (nothing is written otherwise). Blocking: call it off the async threads.
-pub fn update<T, E: From<StoreError>>(root: &Path, change: impl FnOnce(&mut Graph) -> Result<T, E>) -> Result<T, E> {
+pub fn update<T, E: From<GraphFileError>>(
+    root: &Path,
+    change: impl FnOnce(&mut Graph) -> Result<T, E>,
+) -> Result<T, E> {
     update_then(root, LOCK_WAIT, change, |_| Ok(()))
 }
 
 /// `update`, then `written` once the file is written (or left as it was), still under the lock:
 /// the history marks a change done there, so that no other process sees it recorded and not done
 /// while its writer lives. Waits `wait` for the lock.
-pub fn update_then<T, E: From<StoreError>>(
+pub fn update_then<T, E: From<GraphFileError>>(
     root: &Path,
     wait: Duration,
     change: impl FnOnce(&mut Graph) -> Result<T, E>,
     written: impl FnOnce(&T) -> Result<(), E>,
 ) -> Result<T, E> {
     let _lock = fsio::Lock::take(&root.join(LOCK), wait).map_err(|e| match e {
-        fsio::LockError::Busy => StoreError::Busy,
-        fsio::LockError::Io(e) => StoreError::Io(e),
+        fsio::LockError::Busy => GraphFileError::Busy,
+        fsio::LockError::Io(e) => GraphFileError::Io(e),
     })?;
     remove_stale_temps(root);
     let mut graph = load(root)?;
     let before = graph.clone();
     let answer = change(&mut graph)?;
     if graph != before {
-        fsio::write_atomic(&path(root), graph.to_text().as_bytes()).map_err(StoreError::Io)?;
+        fsio::write_atomic(&path(root), graph.to_text().as_bytes()).map_err(GraphFileError::Io)?;
     }
     written(&answer)?;
     Ok(answer)
@@ -254,11 +257,11 @@ pub fn update_then<T, E: From<StoreError>>(
 
 /// The first of `items` some connection names, if any. Reads the file without the lock (it is
 /// only ever replaced whole), and parses it only when one of the items' keys appears in it.
-pub fn names_any(root: &Path, items: &[String]) -> Result<Option<String>, StoreError> {
+pub fn names_any(root: &Path, items: &[String]) -> Result<Option<String>, GraphFileError> {
     let text = match fs::read_to_string(path(root)) {
         Ok(text) => text,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(StoreError::Io(e)),
+        Err(e) => return Err(GraphFileError::Io(e)),
     };
     let appears = |item: &String| serde_json::to_string(item).is_ok_and(|quoted| text.contains(&quoted));
     if !items.iter().any(appears) {
@@ -294,6 +297,33 @@ pub fn stale_temps(root: &Path) -> Vec<PathBuf> {
 fn remove_stale_temps(root: &Path) {
     for temp in stale_temps(root) {
         let _ = fs::remove_file(temp);
+    }
+}
+
+/// Renames notes in the graph (`(from, to)` note paths), if the journal has a graph.
+pub async fn rename_notes(root: &std::path::Path, renames: Vec<(String, String)>) {
+    let root = root.to_path_buf();
+    // No graph yet, nothing to follow (and no lock file made for nothing).
+    if renames.is_empty() || !path(&root).exists() {
+        return;
+    }
+    let renamed = tokio::task::spawn_blocking(move || {
+        update(&root, |graph| {
+            Ok::<usize, GraphFileError>(
+                renames
+                    .iter()
+                    .map(|(from, to)| graph.rename_item(&format!("note:{from}"), &format!("note:{to}")))
+                    .sum(),
+            )
+        })
+    })
+    .await;
+    match renamed {
+        Ok(Ok(_)) => {}
+        Ok(Err(error)) => {
+            tracing::error!(%error, "moved notes' connections still name their old paths; fix graph.jsonl by hand")
+        }
+        Err(error) => tracing::error!(%error, "moved notes' connections could not be followed"),
     }
 }
 
@@ -333,7 +363,7 @@ mod tests {
         let other = dir.path().join(".journal.toml.0123456789ab.tmp");
         fs::write(&stale, "half a graph").unwrap();
         fs::write(&other, "not the graph's").unwrap();
-        update(dir.path(), |_| Ok::<_, StoreError>(())).unwrap();
+        update(dir.path(), |_| Ok::<_, GraphFileError>(())).unwrap();
         assert!(!stale.exists());
         assert!(other.exists());
     }
@@ -371,8 +401,8 @@ mod tests {
     fn changes_are_written_whole_and_only_when_something_changed() {
         let dir = tempfile::tempdir().unwrap();
         assert!(load(dir.path()).unwrap().is_empty());
-        let added: Result<(), StoreError> = update(dir.path(), |graph| {
-            graph.push(super::super::Connection {
+        let added: Result<(), GraphFileError> = update(dir.path(), |graph| {
+            graph.push(super::super::Edge {
                 id: "c-aaaaaaaaaa".into(),
                 from: "note:a.md".into(),
                 to: "note:b.md".into(),
@@ -392,18 +422,18 @@ mod tests {
              \"created_at\":\"2026-12-04T18:00:00Z\"}\n"
         );
         // A refused change writes nothing.
-        let refused: Result<(), StoreError> = update(dir.path(), |graph| {
+        let refused: Result<(), GraphFileError> = update(dir.path(), |graph| {
             graph.remove("c-aaaaaaaaaa");
-            Err(StoreError::Busy)
+            Err(GraphFileError::Busy)
         });
         assert!(refused.is_err());
         assert_eq!(load(dir.path()).unwrap().len(), 1);
-        let renamed: Result<usize, StoreError> =
+        let renamed: Result<usize, GraphFileError> =
             update(dir.path(), |graph| Ok(graph.rename_item("note:a.md", "note:z.md")));
         assert_eq!(renamed.unwrap(), 1);
         assert_eq!(load(dir.path()).unwrap().get("c-aaaaaaaaaa").unwrap().from, "note:z.md");
         // Never onto its other end: that connection keeps its name.
-        let onto_itself: Result<usize, StoreError> =
+        let onto_itself: Result<usize, GraphFileError> =
             update(dir.path(), |graph| Ok(graph.rename_item("note:z.md", "note:b.md")));
         assert_eq!(onto_itself.unwrap(), 0);
         assert!(load(dir.path()).unwrap().problems.is_empty());
@@ -418,8 +448,8 @@ mod tests {
                 let root = root.clone();
                 std::thread::spawn(move || {
                     for i in 0..10 {
-                        let done: Result<(), StoreError> = update(&root, |graph| {
-                            graph.push(super::super::Connection {
+                        let done: Result<(), GraphFileError> = update(&root, |graph| {
+                            graph.push(super::super::Edge {
                                 id: format!("c-{t}{i:09}"),
                                 from: format!("note:{t}.md"),
                                 to: format!("note:{i}-x.md"),

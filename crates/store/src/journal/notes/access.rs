@@ -7,6 +7,7 @@
 //! exactly as it answers a missing one. Quarantined paths never reach it: they are not catalogued.
 
 use super::note::{Access, Note, Override};
+use crate::journal::author::slug;
 use crate::journal::content::Scope;
 
 /// The reader of notes: the reach of its grant and the label its notes' `agent_overrides` name it by.
@@ -81,19 +82,6 @@ impl Reader {
     }
 }
 
-/// A label as a slug: lowercase letters and digits, other runs as one `-`.
-pub fn slug(label: &str) -> String {
-    let mut out = String::with_capacity(label.len());
-    for c in label.chars().flat_map(char::to_lowercase) {
-        if c.is_alphanumeric() {
-            out.push(c);
-        } else if !out.is_empty() && !out.ends_with('-') {
-            out.push('-');
-        }
-    }
-    out.trim_end_matches('-').to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,12 +131,5 @@ mod tests {
             Sight::Hidden,
             "overrides only tighten"
         );
-    }
-
-    #[test]
-    fn slugs() {
-        assert_eq!(slug("Claude Code"), "claude-code");
-        assert_eq!(slug("  my--script 2 "), "my-script-2");
-        assert_eq!(slug("Zoë"), "zoë");
     }
 }

@@ -17,10 +17,10 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::Reader;
-use super::history::{self, Author, ChangeRecord, NewVersion};
-use super::proposals::{self, NewProposal, Proposal, Status, StoreError};
-use super::write::{self, Change, Plan, WriteError, Written};
+use super::history::{self, ChangeRecord, ChangedBy, NewVersion};
+use super::write::{self, NoteChange, Plan, WriteError, Written};
 use crate::journal::Journal;
+use crate::journal::proposals::{self, Kind, NewProposal, Proposal, ProposalError};
 
 /// A change without an expected hash is planned again this many times when the note changes
 /// between its plan and its commit (the owner saving in an editor, which takes no lock).
@@ -80,7 +80,7 @@ async fn recover(journal: &Journal, _writer: &Writer) -> Result<(), ChangeError>
         let walls = journal.notes.walls().clone();
         let renames = blocking(move || Ok(super::recovery::undo(&walls, &versions))).await?;
         if !renames.is_empty() {
-            rename_in_graph(journal.root(), renames).await;
+            crate::journal::graph::store::rename_notes(journal.root(), renames).await;
         }
         history::forget(&journal.db, change_id).await?;
         tracing::warn!(
@@ -98,7 +98,7 @@ pub enum ChangeError {
     #[error(transparent)]
     Write(#[from] WriteError),
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Store(#[from] ProposalError),
     /// No proposal or version with that id.
     #[error("{0}")]
     NotFound(String),
@@ -131,28 +131,16 @@ pub enum ChangeError {
     Failed(String),
 }
 
-impl From<crate::journal::graph::gate::GateError> for ChangeError {
-    fn from(error: crate::journal::graph::gate::GateError) -> ChangeError {
-        use crate::journal::graph::gate::GateError;
-        match error {
-            GateError::Journal(_) | GateError::Store(crate::journal::graph::store::StoreError::Io(_)) => {
-                ChangeError::Failed(error.to_string())
-            }
-            other => ChangeError::Invalid(other.to_string()),
-        }
-    }
-}
-
 /// One change an agent asks for.
 #[derive(Debug, Clone)]
 pub struct Request {
-    pub author: Author,
+    pub by: ChangedBy,
     pub reader: Reader,
     /// The write tool, and its arguments as sent (kept with a proposal).
     pub tool: String,
     pub arguments: Value,
     pub path: String,
-    pub change: Change,
+    pub change: NoteChange,
     pub expected_hash: Option<String>,
 }
 
@@ -182,7 +170,7 @@ pub struct Made {
 impl Made {
     /// The notes it changed (for a move: the moved notes at their new paths), and for a move the
     /// other notes whose links it wrote again.
-    pub fn summary(&self, change: &Change) -> (Vec<String>, Vec<String>) {
+    pub fn summary(&self, change: &NoteChange) -> (Vec<String>, Vec<String>) {
         summary(
             change,
             self.notes.iter().map(|w| (w.path.as_str(), w.moved_from.is_some())),
@@ -191,10 +179,10 @@ impl Made {
 }
 
 /// Splits the notes of a change: for a move, the moved notes and those whose links changed.
-fn summary<'a>(change: &Change, notes: impl Iterator<Item = (&'a str, bool)>) -> (Vec<String>, Vec<String>) {
+fn summary<'a>(change: &NoteChange, notes: impl Iterator<Item = (&'a str, bool)>) -> (Vec<String>, Vec<String>) {
     let mut changed = Vec::new();
     let mut links = Vec::new();
-    let moving = matches!(change, Change::Move { .. });
+    let moving = matches!(change, NoteChange::Move { .. });
     for (path, moved) in notes {
         if moving && !moved {
             links.push(path.to_string());
@@ -208,7 +196,7 @@ fn summary<'a>(change: &Change, notes: impl Iterator<Item = (&'a str, bool)>) ->
 /// Makes an agent's change now (force mode), keeping the previous version.
 pub async fn apply(journal: &Arc<Journal>, request: &Request) -> Result<Made, ChangeError> {
     let record = ChangeRecord {
-        author: request.author.clone(),
+        by: request.by.clone(),
         tool: request.tool.clone(),
         proposal_id: None,
         reverted: None,
@@ -220,7 +208,7 @@ pub async fn apply(journal: &Arc<Journal>, request: &Request) -> Result<Made, Ch
 /// made, and nothing changed.
 pub async fn propose(journal: &Arc<Journal>, request: &Request) -> Result<Proposed, ChangeError> {
     let plans = plan(journal, request, request.expected_hash.clone()).await?;
-    let Some(connection_id) = request.author.connection_id.clone() else {
+    let Some(connection_id) = request.by.connection_id.clone() else {
         return Err(ChangeError::Invalid("only an agent proposes changes".into()));
     };
     let change = serde_json::to_string(&request.change).map_err(|e| ChangeError::Failed(e.to_string()))?;
@@ -228,8 +216,9 @@ pub async fn propose(journal: &Arc<Journal>, request: &Request) -> Result<Propos
     let id = proposals::insert(
         &journal.db,
         &NewProposal {
+            kind: Kind::Note,
             connection_id,
-            label: request.author.label.clone(),
+            label: request.by.label.clone(),
             tool: request.tool.clone(),
             arguments: request.arguments.to_string(),
             change,
@@ -263,21 +252,9 @@ pub struct Preview {
     pub diff_now: Result<String, String>,
 }
 
-/// Works out what accepting `proposal` would do now, for the owner's review. `reader` is the
-/// proposing connection as a reader today (None: it was removed).
-pub async fn preview(
-    journal: &Arc<Journal>,
-    proposal: &Proposal,
-    reader: Option<Reader>,
-) -> Result<Preview, ChangeError> {
-    if crate::journal::graph::gate::is_graph_tool(&proposal.tool) {
-        // A graph change has no note to compare: its diff says what it does, checked when accepted.
-        return Ok(Preview {
-            current_hash: None,
-            stale: false,
-            diff_now: Ok(proposal.diff.clone()),
-        });
-    }
+/// Works out what accepting `proposal` would do now, for the owner's review (`journal_access::review`).
+/// `reader` is the proposing connection as a reader today.
+pub async fn preview(journal: &Arc<Journal>, proposal: &Proposal, reader: Reader) -> Result<Preview, ChangeError> {
     let request = stored_request(proposal, reader)?;
     let planned = plan(journal, &request, None).await;
     let current_hash = match &planned {
@@ -291,28 +268,28 @@ pub async fn preview(
     })
 }
 
-/// Accepts a pending proposal: makes its change, as its connection, by every rule of a write. The
-/// note must be as it was when proposed, or (with `onto`) as the owner last saw it in the review.
+/// Makes a pending proposal's change, as its connection (`reader`, today), by every rule of a write.
+/// The note must be as it was when proposed, or (with `onto`) as the owner last saw it in the review.
+/// Only the owner's review calls it (`journal_access::review`), which has checked that the proposal
+/// is pending and holds the review lock; the proposal is decided in the change's own transaction.
 pub async fn accept(
     journal: &Arc<Journal>,
-    id: i64,
-    reader: Option<Reader>,
+    proposal: &Proposal,
+    reader: Reader,
     onto: Option<&str>,
 ) -> Result<Made, ChangeError> {
-    let _review = REVIEW.lock().await;
-    let proposal = pending(journal, id).await?;
-    let request = stored_request(&proposal, reader)?;
+    let request = stored_request(proposal, reader)?;
     let record = ChangeRecord {
-        author: request.author.clone(),
+        by: request.by.clone(),
         tool: request.tool.clone(),
-        proposal_id: Some(id),
+        proposal_id: Some(proposal.id),
         reverted: None,
     };
     let expected = onto.map(str::to_string).or_else(|| proposal.base_hash.clone());
     let written = match make(journal, &request, expected, &record).await {
         Err(ChangeError::Write(WriteError::Conflict { current })) => {
             return Err(ChangeError::Stale {
-                path: proposal.path,
+                path: proposal.path.clone(),
                 current,
             });
         }
@@ -322,7 +299,7 @@ pub async fn accept(
         {
             let current = current_hash(journal, &proposal.path).await.unwrap_or_default();
             return Err(ChangeError::Stale {
-                path: proposal.path,
+                path: proposal.path.clone(),
                 current,
             });
         }
@@ -330,20 +307,6 @@ pub async fn accept(
     };
     // Decided in the same transaction that marked the change done (`commit_recorded`).
     Ok(written)
-}
-
-/// Rejects a pending proposal, with the owner's words for the agent (may be empty).
-pub async fn reject(journal: &Arc<Journal>, id: i64, reason: &str) -> Result<(), ChangeError> {
-    let _review = REVIEW.lock().await;
-    pending(journal, id).await?;
-    if reason.chars().count() > 1000 {
-        return Err(ChangeError::Invalid(
-            "the reason is too long: at most 1000 characters".into(),
-        ));
-    }
-    proposals::decide(&journal.db, id, Status::Rejected, reason.trim(), None).await?;
-    prune(journal).await;
-    Ok(())
 }
 
 /// The owner's undo of a version: the note goes back to what it was before that change (a note the
@@ -355,12 +318,12 @@ pub async fn revert(
     version_id: i64,
     expected_hash: Option<&str>,
 ) -> Result<Written, ChangeError> {
-    let _review = REVIEW.lock().await;
+    let _undo = UNDO.lock().await;
     let (version, before) = history::get(&journal.db, version_id)
         .await?
         .ok_or_else(|| ChangeError::NotFound(format!("there is no version {version_id} in the notes' history")))?;
     let record = ChangeRecord {
-        author: Author::owner(),
+        by: ChangedBy::owner(),
         tool: "revert".into(),
         proposal_id: None,
         reverted: Some(version_id),
@@ -442,7 +405,7 @@ async fn revert_move(
 /// All or nothing: when any of their paths is taken again, nothing is restored. The restore is kept
 /// in the history (and can be undone).
 pub async fn restore(journal: &Arc<Journal>, change_id: i64) -> Result<Vec<Written>, ChangeError> {
-    let _review = REVIEW.lock().await;
+    let _undo = UNDO.lock().await;
     let versions = history::of_change(&journal.db, change_id).await?;
     let not_found = || ChangeError::NotFound(format!("there is no deletion {change_id} in the trash"));
     if versions.is_empty() || versions.iter().any(|(v, _)| v.tool != "note_delete") {
@@ -468,7 +431,7 @@ pub async fn restore(journal: &Arc<Journal>, change_id: i64) -> Result<Vec<Writt
     })
     .await?;
     let record = ChangeRecord {
-        author: Author::owner(),
+        by: ChangedBy::owner(),
         tool: "restore".into(),
         proposal_id: None,
         reverted: None,
@@ -478,45 +441,15 @@ pub async fn restore(journal: &Arc<Journal>, change_id: i64) -> Result<Vec<Writt
     Ok(made)
 }
 
-/// One review at a time in this process: two windows accepting the same proposal apply it once.
-static REVIEW: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-/// Holds the review for a decision made elsewhere (a graph proposal), so that it is one at a time too.
-pub async fn review() -> tokio::sync::MutexGuard<'static, ()> {
-    REVIEW.lock().await
-}
-
-async fn pending(journal: &Arc<Journal>, id: i64) -> Result<Proposal, ChangeError> {
-    let proposal = proposals::get(&journal.db, id)
-        .await?
-        .ok_or_else(|| ChangeError::NotFound(format!("there is no proposal {id}")))?;
-    if proposal.status != Status::Pending {
-        return Err(ChangeError::Decided {
-            id,
-            status: proposal.status.as_str(),
-        });
-    }
-    Ok(proposal)
-}
+/// One undo at a time in this process: two windows undoing the same change make it once.
+static UNDO: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The request a stored proposal makes, as its connection today.
-fn stored_request(proposal: &Proposal, reader: Option<Reader>) -> Result<Request, ChangeError> {
-    let reader = reader.ok_or_else(|| {
-        ChangeError::Invalid(format!(
-            "the connection \"{}\" that proposed this was removed; reject it, or make the change yourself",
-            proposal.label
-        ))
-    })?;
-    if crate::journal::graph::gate::is_graph_tool(&proposal.tool) {
-        return Err(ChangeError::Invalid(format!(
-            "proposal {} changes the graph, not a note; it is accepted through the graph's gate",
-            proposal.id
-        )));
-    }
-    let change: Change = serde_json::from_str(&proposal.change)
+fn stored_request(proposal: &Proposal, reader: Reader) -> Result<Request, ChangeError> {
+    let change: NoteChange = serde_json::from_str(&proposal.change)
         .map_err(|e| ChangeError::Failed(format!("proposal {} cannot be read: {e}", proposal.id)))?;
     Ok(Request {
-        author: Author::agent(&proposal.connection_id, &proposal.label),
+        by: ChangedBy::agent(&proposal.connection_id, &proposal.label),
         reader,
         tool: proposal.tool.clone(),
         arguments: serde_json::from_str(&proposal.arguments).unwrap_or(Value::Null),
@@ -539,7 +472,7 @@ async fn make(
     loop {
         let plans = plan(journal, request, expected_hash.clone()).await?;
         // The owner accepting a proposal makes it; an agent never makes one itself.
-        if record.proposal_id.is_none() && record.author.connection_id.is_some() && touches_instructions(&plans) {
+        if record.proposal_id.is_none() && record.by.connection_id.is_some() && touches_instructions(&plans) {
             return Err(ChangeError::Instructions);
         }
         match commit_recorded(journal, &writer, plans, record, Some(&request.change)).await {
@@ -551,7 +484,7 @@ async fn make(
                 settle(journal, writer).await;
                 if matches!(
                     request.change,
-                    Change::Delete { folder: true } | Change::Move { folder: true, .. }
+                    NoteChange::Delete { folder: true } | NoteChange::Move { folder: true, .. }
                 ) {
                     let (walls, folder) = (journal.notes.walls().clone(), request.path.clone());
                     let _ = tokio::task::spawn_blocking(move || write::remove_empty_folders(&walls, &folder)).await;
@@ -572,7 +505,7 @@ async fn plan(
     request: &Request,
     expected_hash: Option<String>,
 ) -> Result<Vec<Plan>, ChangeError> {
-    if matches!(request.change, Change::Move { .. }) {
+    if matches!(request.change, NoteChange::Move { .. }) {
         // A move rewrites the links that name what moves, found in the catalog: it must know the
         // notes as they are now, the owner's latest edits included.
         if let Err(error) = journal.sync().await {
@@ -632,7 +565,7 @@ async fn commit_recorded(
     _writer: &Writer,
     plans: Vec<Plan>,
     record: &ChangeRecord,
-    change: Option<&Change>,
+    change: Option<&NoteChange>,
 ) -> Result<Vec<Written>, ChangeError> {
     let versions: Vec<NewVersion> = plans
         .iter()
@@ -666,17 +599,17 @@ async fn commit_recorded(
     history::finish(&mut tx, change_id).await?;
     if let Some(proposal_id) = record.proposal_id {
         let hash = change.and_then(|c| made_hash(&written, c));
-        proposals::decide(&mut *tx, proposal_id, Status::Accepted, "", hash.as_deref()).await?;
+        proposals::decide(&mut *tx, proposal_id, proposals::Status::Accepted, "", hash.as_deref()).await?;
     }
     tx.commit().await?;
     Ok(written)
 }
 
 /// The hash a change answers with: its one note's, or a single move's note at its new path.
-fn made_hash(notes: &[Written], change: &Change) -> Option<String> {
+fn made_hash(notes: &[Written], change: &NoteChange) -> Option<String> {
     match (notes, change) {
         ([one], _) => one.hash.clone(),
-        (_, Change::Move { folder: false, .. }) => notes
+        (_, NoteChange::Move { folder: false, .. }) => notes
             .iter()
             .find(|w| w.moved_from.is_some())
             .and_then(|w| w.hash.clone()),
@@ -730,34 +663,7 @@ async fn follow_moves(journal: &Arc<Journal>, written: &[Written]) {
         .iter()
         .filter_map(|w| Some((w.moved_from.clone()?, w.path.clone())))
         .collect();
-    rename_in_graph(journal.root(), renames).await;
-}
-
-/// Renames notes in the graph (`(from, to)` note paths), if the journal has a graph.
-pub(super) async fn rename_in_graph(root: &std::path::Path, renames: Vec<(String, String)>) {
-    let root = root.to_path_buf();
-    // No graph yet, nothing to follow (and no lock file made for nothing).
-    if renames.is_empty() || !crate::journal::graph::store::path(&root).exists() {
-        return;
-    }
-    let renamed = tokio::task::spawn_blocking(move || {
-        crate::journal::graph::store::update(&root, |graph| {
-            Ok::<usize, crate::journal::graph::store::StoreError>(
-                renames
-                    .iter()
-                    .map(|(from, to)| graph.rename_item(&format!("note:{from}"), &format!("note:{to}")))
-                    .sum(),
-            )
-        })
-    })
-    .await;
-    match renamed {
-        Ok(Ok(_)) => {}
-        Ok(Err(error)) => {
-            tracing::error!(%error, "moved notes' connections still name their old paths; fix graph.jsonl by hand")
-        }
-        Err(error) => tracing::error!(%error, "moved notes' connections could not be followed"),
-    }
+    crate::journal::graph::store::rename_notes(journal.root(), renames).await;
 }
 
 /// Keeps the history and the decided proposals within their bounds; a failure is tried again with

@@ -17,6 +17,7 @@ use sqlx::Row;
 
 use super::chunks;
 use crate::db::{self, Pool};
+use crate::journal::author::Author;
 
 /// How long versions are kept.
 pub const KEEP_DAYS: i64 = 90;
@@ -37,29 +38,29 @@ pub enum RecordError {
     Db(#[from] sqlx::Error),
 }
 
-/// Who made a change.
+/// Who made a change: the author the history shows (`agent:<slug of the label>`, or `owner`) and
+/// the connection it acted through.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Author {
-    /// `agent:<slug of the label>`, or `owner`.
-    pub actor: String,
+pub struct ChangedBy {
+    pub author: Author,
     /// The agent's connection (None: the owner).
     pub connection_id: Option<String>,
     /// The connection's label (empty for the owner).
     pub label: String,
 }
 
-impl Author {
-    pub fn agent(connection_id: &str, label: &str) -> Author {
-        Author {
-            actor: format!("agent:{}", super::access::slug(label)),
+impl ChangedBy {
+    pub fn agent(connection_id: &str, label: &str) -> ChangedBy {
+        ChangedBy {
+            author: Author::agent(label),
             connection_id: Some(connection_id.to_string()),
             label: label.to_string(),
         }
     }
 
-    pub fn owner() -> Author {
-        Author {
-            actor: "owner".into(),
+    pub fn owner() -> ChangedBy {
+        ChangedBy {
+            author: Author::owner(),
             connection_id: None,
             label: String::new(),
         }
@@ -69,7 +70,7 @@ impl Author {
 /// What a change is, beyond its versions.
 #[derive(Debug, Clone)]
 pub struct ChangeRecord {
-    pub author: Author,
+    pub by: ChangedBy,
     /// The write tool, or `revert`.
     pub tool: String,
     /// The accepted proposal the change applied.
@@ -136,15 +137,15 @@ pub async fn record(
          VALUES (?, ?, ?, ?, ?, ?, ?, 0) RETURNING id",
     )
     .bind(crate::clock::unix_now())
-    .bind(&change.author.actor)
-    .bind(&change.author.connection_id)
-    .bind(&change.author.label)
+    .bind(change.by.author.as_str())
+    .bind(&change.by.connection_id)
+    .bind(&change.by.label)
     .bind(&change.tool)
     .bind(change.proposal_id)
     .bind(change.reverted)
     .fetch_one(&mut *tx)
     .await?;
-    let connection_id = change.author.connection_id.as_deref();
+    let connection_id = change.by.connection_id.as_deref();
     let mut charged_in_change = HashSet::new();
     let mut adding = 0;
     for version in versions {
@@ -400,7 +401,7 @@ mod tests {
 
     fn change(tool: &str) -> ChangeRecord {
         ChangeRecord {
-            author: Author::agent("c1", "Claude Code"),
+            by: ChangedBy::agent("c1", "Claude Code"),
             tool: tool.into(),
             proposal_id: None,
             reverted: None,
@@ -493,14 +494,14 @@ mod tests {
         assert_eq!(prune(&pool, crate::clock::unix_now()).await.unwrap(), 0);
         assert_eq!(deletions(&pool, 10).await.unwrap()[0].0, deletion);
         let other = ChangeRecord {
-            author: Author::agent("c2", "Codex"),
+            by: ChangedBy::agent("c2", "Codex"),
             ..change("note_append")
         };
         record(&pool, &other, &[version("scratch.md", Some(b"123456789"))], budget)
             .await
             .unwrap();
         let owner = ChangeRecord {
-            author: Author::owner(),
+            by: ChangedBy::owner(),
             ..change("revert")
         };
         record(&pool, &owner, &[version("scratch.md", Some(&[0; 64]))], budget)
@@ -575,7 +576,7 @@ mod tests {
         let (_dir, pool) = pool().await;
         let secret = prose(30_000, 7);
         let owner = ChangeRecord {
-            author: Author::owner(),
+            by: ChangedBy::owner(),
             ..change("revert")
         };
         let by_owner = record(&pool, &owner, &[version("hidden.md", Some(&secret))], BUDGET)

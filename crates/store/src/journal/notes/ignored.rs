@@ -37,7 +37,7 @@ type Cache = HashMap<PathBuf, (Stamp, Option<Arc<Gitignore>>)>;
 
 /// One rule file and where its patterns are rooted.
 #[derive(Debug, Clone)]
-struct Source {
+struct IgnoreFile {
     file: PathBuf,
     /// The folder its patterns are relative to.
     dir: PathBuf,
@@ -50,7 +50,7 @@ struct Source {
 pub struct Ignores {
     root: PathBuf,
     /// The repository's exclude file and the `.gitignore` files above the vault, lowest first.
-    above: Vec<Source>,
+    above: Vec<IgnoreFile>,
     cache: Arc<Mutex<Cache>>,
     /// The rules' fingerprint when the scan last looked (`changed_since_last_scan`).
     last_seen: Arc<Mutex<Option<u64>>>,
@@ -215,7 +215,7 @@ fn read(file: &Path, dir: &Path) -> Option<Gitignore> {
 /// The rule files above the vault: when a folder above it (or the vault itself) holds `.git`, that
 /// repository's `info/exclude` and the `.gitignore` of every folder from the repository's top down
 /// to the vault's parent, lowest first.
-fn above(root: &Path) -> Vec<Source> {
+fn above(root: &Path) -> Vec<IgnoreFile> {
     let Ok(root) = root.canonicalize() else {
         return Vec::new();
     };
@@ -232,7 +232,7 @@ fn above(root: &Path) -> Vec<Source> {
     let prefix_from = |depth: usize| -> String { names[depth..].iter().map(|n| format!("{n}/")).collect() };
     let mut sources = Vec::new();
     if let Some(git_dir) = git_dir(top) {
-        sources.push(Source {
+        sources.push(IgnoreFile {
             file: git_dir.join("info").join("exclude"),
             dir: top.to_path_buf(),
             prefix: prefix_from(0),
@@ -240,7 +240,7 @@ fn above(root: &Path) -> Vec<Source> {
     }
     let mut dir = top.to_path_buf();
     for (depth, name) in names.iter().enumerate() {
-        sources.push(Source {
+        sources.push(IgnoreFile {
             file: dir.join(".gitignore"),
             dir: dir.clone(),
             prefix: prefix_from(depth),

@@ -24,7 +24,6 @@ pub mod markdown;
 pub mod moves;
 pub mod note;
 pub mod ops;
-pub mod proposals;
 pub mod query;
 pub mod recovery;
 pub mod rowset;

@@ -19,7 +19,7 @@ use super::markdown::{self, LinkKind};
 use super::note::{self, Note};
 use super::rules::{self, folder_of, stem_of};
 use super::set::NoteSet;
-use super::write::{self, Found, Plan, Source, WriteError};
+use super::write::{self, Found, MovedFrom, Plan, WriteError};
 
 /// Plans the move of the note (or, with `folder`, the folder) at `from` to `to`, and every link it
 /// rewrites: the moves first, then the notes whose links change.
@@ -87,7 +87,7 @@ pub fn plan(
             before: None,
             after: Some(rewritten.unwrap_or_else(|| text.to_string())),
             permissions: Some(found.meta.permissions()),
-            source: Some(Source {
+            source: Some(MovedFrom {
                 path: found.path,
                 file: found.file,
                 bytes: found.bytes,

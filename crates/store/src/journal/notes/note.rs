@@ -257,6 +257,12 @@ fn list_of(value: Option<&Value>) -> Vec<String> {
     names
 }
 
+/// The index's key of a note's documents (apart from the journal's own files, which are keyed by
+/// their path in the journal folder).
+pub fn file_key(path: &str) -> String {
+    format!("note:{path}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -198,7 +198,7 @@ fn keys_of(conditions: &[Condition]) -> Vec<&str> {
 pub fn hidden_by_overrides(set: &NoteSet, reader: &Reader) -> Vec<String> {
     set.with_overrides()
         .filter(|note| reader.override_in(note) == Some(Override::NoAccess))
-        .map(|note| super::sync::file_key(&note.path))
+        .map(|note| super::note::file_key(&note.path))
         .collect()
 }
 

@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 use sqlx::Row;
 use tantivy::IndexWriter;
 
-use super::note::{self, Access, Note};
+use super::note::{self, Access, Note, file_key};
 use super::scan::{self, Stamp};
 use super::set::NoteSet;
 use super::{index_key, rules};
@@ -84,7 +84,7 @@ async fn catalogued(pool: &Pool, paths: &[String]) -> Result<Vec<Arc<Note>>, Jou
 }
 
 /// A changed file: its path and stamp, and the note when this process just wrote it.
-type Change = (String, Stamp, Option<Written<PreparedNote>>);
+type ChangedNote = (String, Stamp, Option<Written<PreparedNote>>);
 
 /// One changed file, read.
 struct Parsed {
@@ -182,7 +182,7 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth, prepared: &mut Prepared)
     })
     .await??;
 
-    let mut changed: Vec<Change> = changed
+    let mut changed: Vec<ChangedNote> = changed
         .into_iter()
         .map(|(path, stamp)| {
             let written = prepared.take_note(&path, stamp.size);
@@ -266,7 +266,7 @@ pub async fn sync(journal: &Arc<Journal>, depth: Depth, prepared: &mut Prepared)
         }
     }
     if !renames.is_empty() {
-        super::changes::rename_in_graph(journal.root(), renames).await;
+        crate::journal::graph::store::rename_notes(journal.root(), renames).await;
     }
     if reset {
         vault.reset.store(false, Ordering::SeqCst);
@@ -379,7 +379,7 @@ type Chunk = Option<(Vec<Parsed>, Vec<String>, SyncReport)>;
 /// changed notes (this sync cleared them), so that they are added without looking for old copies.
 fn index_chunk(
     journal: &Journal,
-    changed: Vec<Change>,
+    changed: Vec<ChangedNote>,
     removed: Vec<String>,
     clear: bool,
     fresh: bool,
@@ -397,7 +397,7 @@ fn index_chunk(
     // read on a thread per core, each adding its documents to the one writer.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
     let per_thread = changed.len().div_ceil(threads).max(1);
-    let mut pieces: Vec<Vec<Change>> = Vec::with_capacity(threads);
+    let mut pieces: Vec<Vec<ChangedNote>> = Vec::with_capacity(threads);
     let mut rest = changed;
     while rest.len() > per_thread {
         let tail = rest.split_off(per_thread);
@@ -436,7 +436,7 @@ fn index_chunk(
 fn read_and_index(
     journal: &Journal,
     writer: &IndexWriter,
-    changed: Vec<Change>,
+    changed: Vec<ChangedNote>,
     fresh: bool,
 ) -> (Vec<Parsed>, SyncReport) {
     let mut report = SyncReport::default();
@@ -497,12 +497,6 @@ fn index_note(journal: &Journal, writer: &IndexWriter, note: &Note, body: &str, 
 pub fn search_document(note: &Note, body: &str) -> (String, Option<IndexDoc>) {
     let doc = (note.access != Access::Private).then(|| document(note, body));
     (file_key(&note.path), doc)
-}
-
-/// The index's key of a note's documents (apart from the journal's own files, which are keyed by
-/// their path in the journal folder).
-pub fn file_key(path: &str) -> String {
-    format!("note:{path}")
 }
 
 /// A note's search document: its title, body, and its path and tags as hidden words.

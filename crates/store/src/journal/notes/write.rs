@@ -26,7 +26,7 @@ use crate::fsio;
 /// One change an agent asks for. Stored with a proposal (as JSON) until the owner accepts it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Change {
+pub enum NoteChange {
     /// A new note with this whole text (frontmatter allowed).
     Create {
         content: String,
@@ -119,12 +119,12 @@ pub struct Plan {
     /// The permissions the note has now, which the new file keeps.
     pub(super) permissions: Option<fs::Permissions>,
     /// For a move: the note at its old place, removed once the new file is made.
-    pub source: Option<Source>,
+    pub source: Option<MovedFrom>,
 }
 
 /// Where a moving note is now.
 #[derive(Debug)]
-pub struct Source {
+pub struct MovedFrom {
     pub path: String,
     pub(super) file: PathBuf,
     pub bytes: Vec<u8>,
@@ -169,7 +169,7 @@ pub fn apply(
     walls: &Walls,
     reader: &Reader,
     path: &str,
-    change: &Change,
+    change: &NoteChange,
     expected_hash: Option<&str>,
 ) -> Result<Written, WriteError> {
     commit(plan(walls, reader, path, change, expected_hash)?)
@@ -182,12 +182,12 @@ pub fn plan_all(
     set: &NoteSet,
     reader: &Reader,
     path: &str,
-    change: &Change,
+    change: &NoteChange,
     expected_hash: Option<&str>,
 ) -> Result<Vec<Plan>, WriteError> {
     let plans = match change {
-        Change::Delete { folder: true } => plan_folder_delete(walls, reader, path)?,
-        Change::Move { to, folder } => super::moves::plan(walls, reader, set, path, to, *folder)?,
+        NoteChange::Delete { folder: true } => plan_folder_delete(walls, reader, path)?,
+        NoteChange::Move { to, folder } => super::moves::plan(walls, reader, set, path, to, *folder)?,
         _ => {
             let plans = vec![plan(walls, reader, path, change, expected_hash)?];
             check_ids(&plans, set, reader)?;
@@ -270,11 +270,11 @@ pub fn plan(
     walls: &Walls,
     reader: &Reader,
     path: &str,
-    change: &Change,
+    change: &NoteChange,
     expected_hash: Option<&str>,
 ) -> Result<Plan, WriteError> {
     match change {
-        Change::Create { content } => plan_create(walls, reader, path, content),
+        NoteChange::Create { content } => plan_create(walls, reader, path, content),
         _ => plan_update(walls, reader, path, change, expected_hash),
     }
 }
@@ -338,7 +338,7 @@ pub fn plan_move_back(
     };
     let target = plan_restore(walls, back, Some(bytes), Some(""))?;
     Ok(Plan {
-        source: Some(Source {
+        source: Some(MovedFrom {
             path: current.path,
             file: current.file,
             bytes: current_bytes,
@@ -465,7 +465,7 @@ fn plan_update(
     walls: &Walls,
     reader: &Reader,
     path: &str,
-    change: &Change,
+    change: &NoteChange,
     expected_hash: Option<&str>,
 ) -> Result<Plan, WriteError> {
     let found = changeable(walls, reader, path)?;
@@ -477,7 +477,7 @@ fn plan_update(
     }
     let text = std::str::from_utf8(&found.bytes).map_err(|_| missing(path))?;
     let new = match change {
-        Change::Delete { .. } => None,
+        NoteChange::Delete { .. } => None,
         _ => {
             let new = changed(text, change)?;
             check_result(path, &new, reader, Some(&found.bytes))?;
@@ -687,10 +687,10 @@ pub(super) fn missing(path: &str) -> WriteError {
 }
 
 /// The note's new text for a change of an existing note.
-fn changed(text: &str, change: &Change) -> Result<String, EditError> {
+fn changed(text: &str, change: &NoteChange) -> Result<String, EditError> {
     match change {
-        Change::Create { content } => edit::create(content),
-        Change::Write { body, patch } => {
+        NoteChange::Create { content } => edit::create(content),
+        NoteChange::Write { body, patch } => {
             let mut text = text.to_string();
             if let Some(patch) = patch {
                 text = edit::patch_frontmatter(&text, patch)?;
@@ -700,13 +700,13 @@ fn changed(text: &str, change: &Change) -> Result<String, EditError> {
             }
             Ok(text)
         }
-        Change::Append {
+        NoteChange::Append {
             text: addition,
             ensure_newline,
         } => edit::append(text, addition, *ensure_newline),
-        Change::EditSection { place, op, content } => edit::edit_section(text, place, *op, content),
+        NoteChange::EditSection { place, op, content } => edit::edit_section(text, place, *op, content),
         // Planned apart (`plan_all`).
-        Change::Delete { .. } | Change::Move { .. } => Ok(String::new()),
+        NoteChange::Delete { .. } | NoteChange::Move { .. } => Ok(String::new()),
     }
 }
 
@@ -825,14 +825,14 @@ mod tests {
         fs::read_to_string(dir.path().join(path)).unwrap()
     }
 
-    fn create_change(content: &str) -> Change {
-        Change::Create {
+    fn create_change(content: &str) -> NoteChange {
+        NoteChange::Create {
             content: content.into(),
         }
     }
 
-    fn append_change(text: &str) -> Change {
-        Change::Append {
+    fn append_change(text: &str) -> NoteChange {
+        NoteChange::Append {
             text: text.into(),
             ensure_newline: true,
         }
@@ -991,13 +991,13 @@ mod tests {
     fn a_change_may_not_hide_the_note_from_its_writer_nor_break_it() {
         let dir = vault(&[("w.md", "---\nfacets: [work]\n---\nx")]);
         let work = reader(Scope::Facets(vec!["work".into()]));
-        let away = Change::Write {
+        let away = NoteChange::Write {
             body: None,
             patch: Some(json!({"facets": ["home"]}).as_object().unwrap().clone()),
         };
         let refused = apply(&Walls::new(dir.path()), &work, "w.md", &away, None).unwrap_err();
         assert!(refused.to_string().contains("out of your reach"), "{refused}");
-        let broken = Change::Write {
+        let broken = NoteChange::Write {
             body: Some("---\nunclosed".into()),
             patch: None,
         };
@@ -1010,7 +1010,7 @@ mod tests {
     #[test]
     fn protected_keys_are_refused_in_every_change() {
         let dir = vault(&[("a.md", "---\ntitle: a\n---\nbody")]);
-        let sneaky = Change::Write {
+        let sneaky = NoteChange::Write {
             body: None,
             patch: Some(json!({"access": "private"}).as_object().unwrap().clone()),
         };

@@ -1,6 +1,8 @@
-//! Proposals (`proposals` in `journal.db`): the changes agents in propose mode asked for, each with
-//! the connection that asked, the tool and arguments, the note's hash then and the diff, waiting for
-//! the owner's decision, and kept after it so that the agent learns the outcome.
+//! Proposals (`proposals` in `journal.db`): the changes agents in propose mode asked for, of either
+//! kind (a change to notes, a change to the graph), each with the connection that asked, the tool
+//! and arguments, the note's hash then and the diff, waiting for the owner's decision, and kept after
+//! it so that the agent learns the outcome. This is their storage; the owner's review of them (one
+//! at a time, either kind) is `journal_access::review`.
 
 use sqlx::Row;
 
@@ -37,15 +39,38 @@ impl Status {
     }
 }
 
+/// What a proposal changes, stored with it: the kind decides which gate makes it when accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Notes in the vault (`notes::changes`); its change is a `notes::write::NoteChange`.
+    Note,
+    /// The graph (`graph::gate`); its change is a `graph::gate::GraphChange`.
+    Graph,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Note => "note",
+            Kind::Graph => "graph",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Kind> {
+        [Kind::Note, Kind::Graph].into_iter().find(|k| k.as_str() == text)
+    }
+}
+
 /// A proposal to store.
 #[derive(Debug, Clone)]
 pub struct NewProposal {
+    pub kind: Kind,
     pub connection_id: String,
     pub label: String,
     pub tool: String,
     /// The arguments as the agent sent them (JSON).
     pub arguments: String,
-    /// The checked change (JSON of `write::Change`).
+    /// The checked change (JSON of the kind's change).
     pub change: String,
     pub path: String,
     pub base_hash: Option<String>,
@@ -57,6 +82,7 @@ pub struct NewProposal {
 pub struct Proposal {
     pub id: i64,
     pub at: i64,
+    pub kind: Kind,
     pub connection_id: String,
     pub label: String,
     pub tool: String,
@@ -75,20 +101,20 @@ impl Proposal {
     /// Whether accepting it changes instructions for other agents (an `AGENTS.md`, a skill): every
     /// note it touches is named in its diff's headers, so a folder's move is judged by its notes.
     pub fn instructs(&self) -> bool {
-        super::rules::instructs(&self.path)
+        super::notes::rules::instructs(&self.path)
             || self.diff.lines().any(|line| {
                 let path = ["--- a/", "+++ b/", "rename from ", "rename to "]
                     .iter()
                     .find_map(|header| line.strip_prefix(header))
                     .map(|p| p.trim_end());
-                path.is_some_and(super::rules::instructs)
+                path.is_some_and(super::notes::rules::instructs)
             })
     }
 }
 
 /// Why a proposal was not stored.
 #[derive(Debug, thiserror::Error)]
-pub enum StoreError {
+pub enum ProposalError {
     #[error(
         "{MAX_PENDING_PER_CONNECTION} of your proposals already wait for the owner's review; wait until the owner has \
          decided on some (my_proposals shows them)"
@@ -104,7 +130,7 @@ pub enum StoreError {
 }
 
 /// Stores a proposal, unless too many of the connection's already wait; answers its id.
-pub async fn insert(pool: &Pool, proposal: &NewProposal) -> Result<i64, StoreError> {
+pub async fn insert(pool: &Pool, proposal: &NewProposal) -> Result<i64, ProposalError> {
     let mut tx = crate::db::begin_write(pool).await?;
     let (waiting, bytes): (i64, i64) = sqlx::query_as(
         "SELECT count(*), coalesce(sum(length(change) + length(diff)), 0) FROM proposals
@@ -114,16 +140,17 @@ pub async fn insert(pool: &Pool, proposal: &NewProposal) -> Result<i64, StoreErr
     .fetch_one(&mut *tx)
     .await?;
     if waiting >= MAX_PENDING_PER_CONNECTION {
-        return Err(StoreError::TooMany);
+        return Err(ProposalError::TooMany);
     }
     if bytes + (proposal.change.len() + proposal.diff.len()) as i64 > MAX_PENDING_BYTES_PER_CONNECTION {
-        return Err(StoreError::TooLarge);
+        return Err(ProposalError::TooLarge);
     }
     let id: i64 = sqlx::query_scalar(
-        "INSERT INTO proposals (at, connection_id, label, tool, arguments, change, path, base_hash, diff)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        "INSERT INTO proposals (at, kind, connection_id, label, tool, arguments, change, path, base_hash, diff)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
     )
     .bind(crate::clock::unix_now())
+    .bind(proposal.kind.as_str())
     .bind(&proposal.connection_id)
     .bind(&proposal.label)
     .bind(&proposal.tool)
@@ -139,10 +166,11 @@ pub async fn insert(pool: &Pool, proposal: &NewProposal) -> Result<i64, StoreErr
 }
 
 const COLUMNS: &str = "id, at, connection_id, label, tool, arguments, change, path, base_hash, diff, status, \
-                       decided_at, reason, result_hash";
+                       decided_at, reason, result_hash, kind";
 
 fn proposal_of(row: &sqlx::sqlite::SqliteRow) -> Proposal {
     let status: String = row.get(10);
+    let kind: String = row.get(14);
     Proposal {
         id: row.get(0),
         at: row.get(1),
@@ -159,6 +187,8 @@ fn proposal_of(row: &sqlx::sqlite::SqliteRow) -> Proposal {
         decided_at: row.get(11),
         reason: row.get(12),
         result_hash: row.get(13),
+        // The table's CHECK allows only the two.
+        kind: Kind::parse(&kind).unwrap_or(Kind::Note),
     }
 }
 
@@ -242,6 +272,7 @@ mod tests {
 
     fn proposal(connection: &str, path: &str) -> NewProposal {
         NewProposal {
+            kind: Kind::Note,
             connection_id: connection.into(),
             label: "Codex".into(),
             tool: "note_append".into(),
@@ -286,7 +317,7 @@ mod tests {
         }
         assert!(matches!(
             insert(&pool, &proposal("c2", "b.md")).await,
-            Err(StoreError::TooMany)
+            Err(ProposalError::TooMany)
         ));
         // Another connection is not held back by it.
         insert(&pool, &proposal("c1", "a.md")).await.unwrap();
@@ -301,7 +332,7 @@ mod tests {
         for _ in 0..3 {
             insert(&pool, &big).await.unwrap();
         }
-        assert!(matches!(insert(&pool, &big).await, Err(StoreError::TooLarge)));
+        assert!(matches!(insert(&pool, &big).await, Err(ProposalError::TooLarge)));
         assert!(decide(&pool, 1, Status::Rejected, "", None).await.unwrap());
         insert(&pool, &big).await.unwrap();
         let now = crate::clock::unix_now();
