@@ -6,31 +6,31 @@
 //! How the parts depend on each other (arrows point at what is used):
 //!
 //! ```text
-//! cli ──► server ──► routes ──► mcp ───► auth (journal-access) ──► db
-//!  │                     │         │        ▲
-//!  │                     ├──────► oauth ────┤
-//!  │                     └──────► web ──────┘
-//!  └─────────────────────────────────┴──────────► journal (journal-store) ──► db
+//! cli ──► server ──► routes ──► mcp ───► auth, review (journal-access) ──► journal (journal-store)
+//!  │        │           │  └──► oauth ──┤
+//!  │        │           └─────► web ────┘
+//!  │        └──► listener, lan, domain, tls
+//!  └── everything above the floors uses `context` (Route, Source, Host rules) and `page`
 //! ```
 //!
-//! - `journal` (journal-store): the content (plain files), their catalog and search index. Knows
-//!   nothing of HTTP, MCP or who is asking.
-//! - `auth` (journal-access): connections, keys, grants, the audit log.
-//! - `mcp`: JSON-RPC, sessions, the Streamable HTTP transport and the tools.
+//! - `journal` (journal-store): the content (plain files), their catalog and search index, the
+//!   notes vault, the graph, histories and proposals. Knows nothing of HTTP, MCP or who is asking.
+//! - `auth` and `review` (journal-access): connections, keys, grants, the audit log; the owner's
+//!   review of what agents proposed.
+//! - `context`: the request's context below every feature: which route, from where, each route's
+//!   Host and Origin rules.
+//! - `mcp`: JSON-RPC, sessions, the Streamable HTTP and stdio transports and the tools.
 //! - `oauth`: the authorization server (discovery, registration, consent, tokens) that lets agents sign in.
-//! - `web`: the owner app at `/app` (sign-in with a one-time link, the overview), on the local route only.
-//! - `routes`: one router per way of reaching the journal (loopback, LAN, own domain), with its Host rules, and
+//! - `web`: the owner app at `/app`, on the local route only.
+//! - `routes`: the routers, assembled (the one module that imports every feature's handlers), and
 //!   what each route is doing (`routes::status`).
-//! - `tls`: the LAN route's private certificate authority, the private address ranges it serves, and
-//!   a route's TLS settings with a certificate swapped without a restart.
-//! - `domain`: serving the own-domain route: DNS and CAA checks, ACME, its certificate.
-//! - `lan`: serving the LAN route: its listeners on this computer's private addresses, its leaf,
-//!   connection limits.
-//! - `server`: listeners, background upkeep, shutdown. `cli`: the commands people type.
-//! - Below every feature: `db` (the pool, write transactions), `secret` (random secrets and their
-//!   digests), `clock`, `fsio` (durable private files), all in journal-store, and `page` (what every
+//! - `listener`: serving one listener's connections with their limits; `server`: starting the
+//!   listeners, background upkeep, shutdown. `cli`: the commands people type.
+//! - `tls`, `lan`, `domain`: the LAN route's CA and TLS settings, its listeners on this computer's
+//!   private addresses, and the own-domain route (DNS and CAA checks, ACME, its certificate).
+//! - Below every feature: `db`, `secret`, `clock`, `fsio` (in journal-store) and `page` (what every
 //!   HTML page and form shares). `mcp` gets connections resolved by `auth::credentials` (checked by
-//!   `tests/it/layers.rs` until the features are crates of their own).
+//!   `tests/it/layers.rs` until MCP is a crate of its own).
 //!
 //! docs/ARCHITECTURE.md has the module map and the path of a request.
 
@@ -39,11 +39,9 @@ pub mod app;
 pub mod bench;
 pub mod cli;
 pub mod config;
-pub mod context;
 pub mod domain;
 pub mod lan;
 pub mod listener;
-pub mod mcp;
 pub mod oauth;
 pub mod page;
 pub mod routes;
@@ -53,4 +51,6 @@ pub mod web;
 
 // The floors below, under the names the server's code and its tests use for them.
 pub use journal_access::{auth, review};
+pub use journal_context as context;
+pub use journal_mcp as mcp;
 pub use journal_store::{clock, db, fsio, journal, secret};

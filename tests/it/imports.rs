@@ -15,10 +15,12 @@ use std::path::{Path, PathBuf};
 const ALLOWED_PAIRS: [(&str, &str); 1] = [("journal/notes/moves.rs", "journal/notes/write.rs")];
 
 /// The crates checked: each as (name, folder of its sources).
-const CRATES: [(&str, &str); 3] = [
+const CRATES: [(&str, &str); 5] = [
     ("journal", "server"),
     ("journal-store", "crates/store/src"),
     ("journal-access", "crates/access/src"),
+    ("journal-context", "crates/context/src"),
+    ("journal-mcp", "crates/mcp/src"),
 ];
 
 /// Source text without comments, with every string and char literal emptied, so that only code

@@ -1,8 +1,9 @@
 //! The layering ARCHITECTURE.md promises. The floors are crates, so the compiler holds them: the
 //! store (`crates/store`) cannot name access or any feature, and access (`crates/access`) cannot
 //! name a feature. What is checked here is what the compiler does not: that no HTTP, TLS or
-//! template crate reaches the floors through their dependencies (read from `cargo metadata`), and,
-//! inside the server crate until its features are crates of their own, which modules each may use.
+//! template crate reaches the floors through their dependencies (read from `cargo metadata`), that
+//! MCP and the request's context need no TLS or page crate, and, inside the server crate, that the
+//! pages layer uses no feature.
 
 use std::path::{Path, PathBuf};
 
@@ -139,10 +140,30 @@ fn no_http_tls_or_template_crate_reaches_the_floors() {
     assert!(server.contains("axum") && server.contains("rustls"));
 }
 
+/// What MCP and the request's context have no use for: TLS, sign-in's certificates, pages.
+const NOT_FOR_MCP: [&str; 6] = [
+    "rustls",
+    "tokio-rustls",
+    "hyper-rustls",
+    "askama",
+    "instant-acme",
+    "rcgen",
+];
+
 #[test]
-fn mcp_sees_only_resolved_credentials() {
-    // Nor the server's AppState, which holds sign-in's parts: MCP has its own McpState.
-    assert_uses_none_of("mcp", &["oauth", "web", "cli", "app"]);
+fn mcp_and_the_context_stand_apart_from_sign_in_and_the_app() {
+    for name in ["journal-mcp", "journal-context"] {
+        let closure = dependency_closure(name);
+        assert!(closure.contains("axum"), "{name}: the closure is read ({closure:?})");
+        for other in NOT_FOR_MCP {
+            assert!(!closure.contains(other), "{name} depends on {other}");
+        }
+    }
+    // MCP sees only connections resolved by access; the context knows no floor and no feature.
+    let mcp = dependency_closure("journal-mcp");
+    assert!(mcp.contains("journal-access") && mcp.contains("journal-context"));
+    let context = dependency_closure("journal-context");
+    assert!(!context.iter().any(|name| name.starts_with("journal")), "{context:?}");
 }
 
 #[test]

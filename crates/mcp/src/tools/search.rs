@@ -1,0 +1,302 @@
+//! `search`: ranked hits across the categories the grant holds, within its facets.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::args::{Cursor, DayArg, FacetId, Limit};
+use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_len, day_range, nothing_matched, searchable};
+use std::sync::Arc;
+
+use crate::auth::Category;
+use crate::journal::content::Scope;
+use crate::journal::day::Day;
+use crate::journal::index::{NoteFilter, SearchQuery};
+use crate::journal::notes::{self, filters, query, rules};
+
+pub const DEF: ToolDef = ToolDef {
+    name: "search",
+    title: "search the journal",
+    description: "Search the journal's text (transcripts, entities, facets, notes, as granted). All words must match; use \
+                  \"quotes\" for a phrase and -word to exclude. Filters in the query narrow it: path:Folder/ tag:name \
+                  has:key -has:key [key:op value] (ops: is, is not, contains, exists, missing, gt, lt, under) \
+                  facet:name after:YYYY-MM-DD before:YYYY-MM-DD; a query of filters only lists what passes them. \
+                  Returns ranked hits with a snippet and a reference for fetch.",
+    needs: Need::AnyRead,
+    read_only: true,
+    destructive: false,
+    idempotent: true,
+    input: crate::schema::of::<Args>,
+    output: crate::schema::of::<Output>,
+    handler: handler!(read),
+};
+
+/// Arguments of search.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// What to look for, up to 4096 bytes: words, "phrases", -exclusions and filters (path:, tag:, has:, -has:,
+    /// [key:op value], facet:, after:, before:).
+    pub query: String,
+    /// How many hits, 1-100 (default 10).
+    #[serde(default)]
+    pub limit: Limit<10, 100>,
+    /// The next_cursor of the previous page.
+    pub cursor: Option<Cursor>,
+    /// Only this day (YYYY-MM-DD or YYYYMMDD).
+    pub day: Option<DayArg>,
+    /// Only on or after this day.
+    pub day_from: Option<DayArg>,
+    /// Only on or before this day.
+    pub day_to: Option<DayArg>,
+    /// Only this category.
+    pub category: Option<String>,
+    /// Only this facet (an id from list_facets).
+    pub facet: Option<FacetId>,
+}
+
+/// What search answers.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub results: Vec<Hit>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// One hit.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Hit {
+    pub title: String,
+    /// The day of the item (YYYY-MM-DD), when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+    pub category: String,
+    /// A note's path from the top of the notes folder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    pub snippet: String,
+    /// Pass to fetch for the whole item.
+    pub reference: String,
+}
+
+pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, ToolError> {
+    check_len("query", &args.query, 4096)?;
+    let filters = filters::parse(&args.query).map_err(|e| ToolError::Invalid(e.to_string()))?;
+    if filters.text.trim().is_empty() && !filters.any() {
+        return Err(ToolError::Invalid("query must not be empty".into()));
+    }
+    let limit = args.limit.get();
+    let (from, to) = day_range(args.day, args.day_from, args.day_to)?;
+    // after: and before: are strict, and narrow the day range further.
+    let from = latest(from, filters.after.map(|d| Day::from_epoch_days(d.epoch_days() + 1)));
+    let to = earliest(to, filters.before.map(|d| d.minus_days(1)));
+    let granted = searchable(context.connection);
+    let mut categories: Vec<Category> = match &args.category {
+        None => granted,
+        Some(name) => {
+            check_len("category", name, 64)?;
+            let category = Category::parse(name).filter(|c| granted.contains(c)).ok_or_else(|| {
+                ToolError::Invalid(format!("category \"{name}\" is not one this connection can search"))
+            })?;
+            vec![category]
+        }
+    };
+    if filters.notes_only() {
+        // Paths, tags and frontmatter belong to notes alone.
+        categories.retain(|c| *c == Category::Notes);
+    }
+    let mut scope = context.scope(args.facet.as_ref())?;
+    for name in &filters.facets {
+        scope = narrow(&scope, &context.facet_by_name(name)?);
+    }
+    let conditions = conditions(&filters)?;
+    let request = format!(
+        "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{limit}",
+        args.query, from, to, args.category, args.facet
+    );
+    let offset = context.offset("search", &request, args.cursor.as_ref())?;
+    let empty_range = matches!((from, to), (Some(from), Some(to)) if from > to);
+    if categories.is_empty() || empty_range || scope == Scope::Facets(Vec::new()) {
+        return answer(Vec::new(), None);
+    }
+    let reader = context.reader();
+    let set = context.journal.notes.set();
+    let with_notes = categories.contains(&Category::Notes);
+    let now_ms = crate::clock::unix_now() * 1000;
+    let mut query = SearchQuery {
+        text: filters.text.clone(),
+        categories: categories.iter().map(|c| c.as_str().to_string()).collect(),
+        facets: scope.names(),
+        day_from: from.map(Day::as_number),
+        day_to: to.map(Day::as_number),
+        tags: filters.tags.clone(),
+        not_tags: filters.not_tags.clone(),
+        folders: folders(&filters.paths)?,
+        not_folders: folders(&filters.not_paths)?,
+        offset,
+        limit,
+        ..SearchQuery::default()
+    };
+    let (worker_set, worker_reader) = (Arc::clone(&set), reader.clone());
+    let journal = context.journal.clone();
+    // A pruned search reads the few documents that can make the top, so it runs here: handing a few
+    // hundred microseconds to the blocking pool costs two thread switches, a tenth of the search.
+    // Any other (filters alone, frontmatter conditions that need a scan of the notes or something
+    // built first) may take milliseconds, and runs on the blocking pool.
+    let bounded = crate::journal::index::is_pruned(&filters.text)
+        && (conditions.is_empty() || notes::ops::passing_is_quick(&set, &reader, &conditions));
+    let mut work = move || {
+        if with_notes {
+            query.not_files = notes::ops::hidden_by_overrides(&worker_set, &worker_reader);
+            if !conditions.is_empty() {
+                let passing = notes::ops::passing(&worker_set, &worker_reader, &conditions, now_ms);
+                let set = Arc::clone(&worker_set);
+                let passes = move |key: u64| set.row_of_index_key(key).is_some_and(|row| passing.contains(row));
+                query.note_filter = Some(NoteFilter(Arc::new(passes)));
+            }
+        }
+        journal.index.search(&query)
+    };
+    let searched = if bounded {
+        work()
+    } else {
+        tokio::task::spawn_blocking(work).await?
+    };
+    let (hits, more) = searched.map_err(|e| ToolError::Failed(e.to_string()))?;
+    let mut seen = std::collections::HashSet::new();
+    let results: Vec<Hit> = hits
+        .into_iter()
+        // An entity can match through several of its documents; show it once a page.
+        .filter(|hit| seen.insert((hit.category.clone(), hit.path.clone())))
+        // A note is shown only while the reader may see it as the set knows it now.
+        .filter(|hit| hit.category != "notes" || set.find_path(&hit.path, &reader).is_some())
+        .map(|hit| {
+            let kind = kind_of(&hit.category);
+            Hit {
+                reference: context.reference(kind, &hit.path),
+                date: hit.day.and_then(format_day),
+                path: (hit.category == "notes").then(|| hit.path.clone()),
+                title: hit.title,
+                category: hit.category,
+                snippet: hit.snippet,
+            }
+        })
+        .collect();
+    let next_cursor = more.then(|| context.cursor("search", &request, offset + limit));
+    answer(results, next_cursor)
+}
+
+fn answer(results: Vec<Hit>, next_cursor: Option<String>) -> Result<ToolOutput, ToolError> {
+    let empty = results.is_empty();
+    let note = empty.then(|| nothing_matched("items"));
+    ToolOutput::of(
+        &Output {
+            results,
+            next_cursor,
+            note,
+        },
+        empty,
+    )
+}
+
+/// The frontmatter conditions of a query's filters: `has:`, `-has:` and `[key:op value]`, read by
+/// base_query's own condition parser so both mean the same.
+fn conditions(filters: &filters::Filters) -> Result<Vec<query::Condition>, ToolError> {
+    let mut conditions = Vec::new();
+    for key in &filters.has {
+        conditions.push(condition(&format!("{} exists", field(key)?), &format!("has:{key}"))?);
+    }
+    for key in &filters.not_has {
+        conditions.push(condition(&format!("{} missing", field(key)?), &format!("-has:{key}"))?);
+    }
+    // A path filter that names a note (`path:Projects/alpha.md`) is a condition on its path; one
+    // that names a folder is an indexed term (`folders`).
+    for (paths, op) in [(&filters.paths, "is"), (&filters.not_paths, "is not")] {
+        for path in paths.iter().filter(|p| p.ends_with(".md")) {
+            let path = rules::typed_note_path(path).map_err(|e| ToolError::Invalid(format!("path:{path}: {e}")))?;
+            conditions.push(condition(
+                &format!("__path {op} {}", quoted(&path)),
+                &format!("path:{path}"),
+            )?);
+        }
+    }
+    for (text, column) in &filters.conditions {
+        conditions.push(condition(text, &format!("the filter at column {column}"))?);
+    }
+    Ok(conditions)
+}
+
+/// The folders of path filters, read like a typed folder (a leading `/` is dropped); note paths
+/// (`.md`) are conditions instead.
+fn folders(paths: &[String]) -> Result<Vec<String>, ToolError> {
+    paths
+        .iter()
+        .filter(|p| !p.ends_with(".md"))
+        .map(|p| rules::typed_folder(p).map_err(|e| ToolError::Invalid(format!("path:{p}: {e}"))))
+        .filter(|f| !matches!(f, Ok(folder) if folder.is_empty()))
+        .collect()
+}
+
+/// A frontmatter key as the query language writes it: bare when it is a plain name, else in
+/// backquotes.
+fn field(key: &str) -> Result<String, ToolError> {
+    let plain = key.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+    if plain {
+        Ok(key.to_string())
+    } else if key.contains('`') {
+        Err(ToolError::Invalid(format!(
+            "has:{key}: a key with a backquote cannot be searched"
+        )))
+    } else {
+        Ok(format!("`{key}`"))
+    }
+}
+
+/// A string as a quoted value of the query language.
+fn quoted(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+fn condition(text: &str, name: &str) -> Result<query::Condition, ToolError> {
+    query::parse_condition(text).map_err(|e| ToolError::Invalid(format!("{name}: {}", e.message)))
+}
+
+/// The part of a scope inside another (a facet named twice must be in both).
+fn narrow(scope: &Scope, other: &Scope) -> Scope {
+    match (scope, other) {
+        (Scope::WholeJournal, other) => other.clone(),
+        (scope, Scope::WholeJournal) => scope.clone(),
+        (Scope::Facets(a), Scope::Facets(b)) => Scope::Facets(a.iter().filter(|f| b.contains(f)).cloned().collect()),
+    }
+}
+
+fn latest(a: Option<Day>, b: Option<Day>) -> Option<Day> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn earliest(a: Option<Day>, b: Option<Day>) -> Option<Day> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The reference kind of an index category.
+pub fn kind_of(category: &str) -> &'static str {
+    match category {
+        "transcripts" => "transcript",
+        "entities" => "entity",
+        "notes" => "note",
+        _ => "facet",
+    }
+}
+
+/// `YYYYMMDD` as `YYYY-MM-DD`.
+pub fn format_day(number: u64) -> Option<String> {
+    Day::parse(&number.to_string()).ok().map(|d| d.to_string())
+}
