@@ -107,6 +107,13 @@ async fn a_proposal_changes_nothing_until_accepted_and_the_agent_learns_each_out
 
     // Rejected, with a reason for the agent: nothing is made.
     let kiln = created["proposal_id"].as_i64().unwrap();
+    // A reason longer than the owner may give is refused, and the proposal still waits.
+    assert!(matches!(
+        review::reject(&server.journal, kiln, &"x".repeat(review::MAX_REASON_CHARS + 1)).await,
+        Err(ReviewError::ReasonTooLong)
+    ));
+    let waiting = proposals::get(&server.journal.db, kiln).await.unwrap().unwrap();
+    assert_eq!((waiting.status, waiting.kind), (Status::Pending, proposals::Kind::Note));
     review::reject(&server.journal, kiln, "not this week").await.unwrap();
     assert!(!server.root().join("notes/Ideas/kiln.md").exists());
     let decided = client.ok("my_proposals", json!({})).await;
@@ -299,6 +306,14 @@ async fn proposals_keep_every_rule_when_made_and_again_when_accepted() {
     connections::revoke(&server.journal.db, &id).await.unwrap();
     let gone = accept(&server, &other).await.unwrap_err();
     assert!(gone.to_string().contains("was removed"), "{gone}");
+    let stored = proposals::get(&server.journal.db, other["proposal_id"].as_i64().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(matches!(
+        review::preview(&server.journal, &stored).await,
+        Err(ReviewError::Removed { .. })
+    ));
     assert_eq!(file(&server, "Inbox.md"), "# Inbox\n");
     review::reject(&server.journal, other["proposal_id"].as_i64().unwrap(), "")
         .await
