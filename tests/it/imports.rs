@@ -9,7 +9,9 @@
 //! an import, and is not counted.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::layers::sources;
 
 /// The pairs allowed to name each other, each one concept in one folder (ARCHITECTURE.md says why).
 const ALLOWED_PAIRS: [(&str, &str); 1] = [("journal/notes/moves.rs", "journal/notes/write.rs")];
@@ -297,20 +299,6 @@ fn import_graph(root: &Path) -> BTreeMap<String, BTreeSet<String>> {
         graph.insert(name, named);
     }
     graph
-}
-
-fn sources(under: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![under.to_path_buf()];
-    while let Some(path) = stack.pop() {
-        if path.is_dir() {
-            stack.extend(std::fs::read_dir(&path).unwrap().map(|entry| entry.unwrap().path()));
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            found.push(path);
-        }
-    }
-    found.sort();
-    found
 }
 
 /// The strongly connected parts of a graph with more than one file (Tarjan's algorithm).

@@ -7,7 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-fn sources(under: &Path) -> Vec<PathBuf> {
+/// Every Rust source file under a folder, in order.
+pub fn sources(under: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut stack = vec![under.to_path_buf()];
     while let Some(path) = stack.pop() {
@@ -17,6 +18,7 @@ fn sources(under: &Path) -> Vec<PathBuf> {
             found.push(path);
         }
     }
+    found.sort();
     found
 }
 
