@@ -6,7 +6,7 @@
 use std::net::IpAddr;
 
 use journal::oauth::client_metadata::{self, cache_seconds, check_document, check_url};
-use journal::oauth::{known_clients, redirect, register};
+use journal::oauth::{known_clients, redirect, registration};
 use libfuzzer_sys::fuzz_target;
 use url::Host;
 
@@ -36,7 +36,7 @@ fuzz_target!(|data: &[u8]| {
     }
 
     if let Ok((name, uris)) = check_document(client_id, body) {
-        assert_eq!(register::clean_name(&name), name);
+        assert_eq!(registration::clean_name(&name), name);
         assert!(!name.trim().is_empty());
         assert!(!uris.is_empty() && uris.len() <= 16);
         for uri in &uris {
