@@ -22,6 +22,7 @@ mod proposals;
 mod routes;
 mod sessions;
 mod soak;
+mod stateless;
 mod store;
 mod sweep;
 mod tools;

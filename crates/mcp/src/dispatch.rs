@@ -1,7 +1,9 @@
-//! Answers one JSON-RPC request for one authenticated connection within its session.
+//! Answers one JSON-RPC request for one authenticated connection: within its 2025 session, or on
+//! its own at 2026-07-28 (the transport has admitted it by `stateless::admit` then).
 //!
 //! Every `tools/call` is checked against the grant as it is now (not as it was when the session
-//! began), audited, and only then answered.
+//! began), audited, and only then answered. A stateless result carries that era's fields
+//! (`resultType`, the server in `_meta`, caching hints on what may be kept).
 
 use std::sync::Arc;
 
@@ -11,30 +13,53 @@ use super::jsonrpc::{self, Encoded, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_F
 use super::listing;
 use super::protocol::Version;
 use super::state::McpState;
+use super::stateless::{self, Cache};
 use super::tools::{self, ToolContext, ToolError, ToolOutput};
 use crate::auth::Connection;
 use crate::auth::audit::{self, Outcome};
 
-/// Who is asking, in which session.
+/// Who is asking, in which version and session.
 pub struct Caller {
     pub connection: Arc<Connection>,
-    pub session_id: String,
     pub version: Version,
+    /// The 2025 session the request belongs to; None for a stateless (2026-07-28) request.
+    pub session: Option<SessionView>,
+}
+
+/// What a request needs of its session.
+pub struct SessionView {
+    pub id: String,
     /// The grant generation whose tool list the client last saw.
     pub listed_generation: i64,
 }
+
+/// What the server tells a client it may use, in both eras.
+fn capabilities() -> Value {
+    // No event stream yet, so no notifications: a changed tool list is announced in results
+    // (`_meta.tools_list_changed`) instead.
+    json!({ "tools": { "listChanged": false } })
+}
+
+const INSTRUCTIONS: &str = "The owner's personal journal. Call list_facets to see the areas you can read, search to find things, \
+                            and save_memory / recall_memory for your own notes. What you can see depends on the access the owner granted.";
 
 /// The result of `initialize` in the negotiated `version`, on every transport.
 pub fn initialized(version: Version) -> Value {
     json!({
         "protocolVersion": version.as_str(),
-        // No event stream, so no notifications: a changed tool list is announced in results
-        // (`_meta.tools_list_changed`) instead.
-        "capabilities": { "tools": { "listChanged": false } },
+        "capabilities": capabilities(),
         "serverInfo": { "name": "journal", "title": "journal", "version": env!("CARGO_PKG_VERSION") },
-        "instructions": "The owner's personal journal. Call list_facets to see the areas you can read, search to find things, \
-                         and save_memory / recall_memory for your own notes. What you can see depends on the access the owner granted.",
+        "instructions": INSTRUCTIONS,
     })
+}
+
+/// A successful reply: a stateless one with that era's fields added.
+fn answer(caller: &Caller, id: &Value, result: &str, cache: Option<Cache>) -> Encoded {
+    if caller.version.is_stateless() {
+        Encoded::result_text(id, &stateless::complete(result, cache))
+    } else {
+        Encoded::result_text(id, result)
+    }
 }
 
 /// Answers one request (never a notification) with a JSON-RPC response.
@@ -45,12 +70,21 @@ pub async fn request(
     method: &str,
     params: Map<String, Value>,
 ) -> Encoded {
+    let stateless = caller.version.is_stateless();
     let reply = match method {
         // Written as text: the one reply every keep-alive sends, with nothing to build.
-        "ping" => return Encoded::result_text(&id, "{}"),
+        "ping" if !stateless => return Encoded::result_text(&id, "{}"),
+        "server/discover" if stateless => {
+            let result = stateless::discover(&capabilities(), INSTRUCTIONS).to_string();
+            let cache = Cache {
+                ttl_ms: stateless::DISCOVER_TTL_MS,
+                private: false,
+            };
+            return answer(caller, &id, &result, Some(cache));
+        }
         "tools/list" => return tools_list(state, caller, id, &params),
         "tools/call" => return tools_call(state, caller, id, params).await,
-        "initialize" => jsonrpc::error(
+        "initialize" if !stateless => jsonrpc::error(
             id,
             jsonrpc::INVALID_REQUEST,
             "this session is already initialized; initialize starts a new session on its own request",
@@ -87,10 +121,17 @@ fn tools_list(state: &McpState, caller: &Caller, id: Value, params: &Map<String,
     let Some(result) = state.listings.result(&context(state, caller), caller.version, offset) else {
         return invalid_cursor(id);
     };
-    state
-        .sessions
-        .set_listed(&caller.session_id, caller.connection.grant.generation);
-    Encoded::result_text(&id, &result)
+    if let Some(session) = &caller.session {
+        state
+            .sessions
+            .set_listed(&session.id, caller.connection.grant.generation);
+    }
+    // The list follows the credential's grant: private to it.
+    let cache = Cache {
+        ttl_ms: stateless::TOOLS_TTL_MS,
+        private: true,
+    };
+    answer(caller, &id, &result, Some(cache))
 }
 
 async fn tools_call(state: &McpState, caller: &Caller, id: Value, mut params: Map<String, Value>) -> Encoded {
@@ -188,10 +229,15 @@ async fn tools_call(state: &McpState, caller: &Caller, id: Value, mut params: Ma
             "the call could not be recorded in the audit log, so its result is withheld; try again",
         ));
     }
-    // Several clients ignore notifications/tools/list_changed; say it in the result too.
-    let list_changed = caller.listed_generation != connection.grant.generation;
+    // Several clients ignore notifications/tools/list_changed; say it in the result too (a 2025
+    // session's only way to learn it).
+    let list_changed = caller
+        .session
+        .as_ref()
+        .is_some_and(|session| session.listed_generation != connection.grant.generation);
     let result = call_result(outcome, caller.version.has_structured_tools(), list_changed);
-    Encoded::result_text(&id, &result)
+    // A call's result is never kept: no caching hints.
+    answer(caller, &id, &result, None)
 }
 
 /// The `tools/call` result as JSON text. A success carries its serialized output twice: as the text

@@ -18,6 +18,7 @@ pub mod refusal;
 pub mod schema;
 pub mod session;
 pub mod state;
+pub mod stateless;
 pub mod stdio;
 pub mod tools;
 pub mod transport;

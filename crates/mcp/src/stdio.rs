@@ -3,8 +3,10 @@
 //! label names. Its grant, write mode, identity and audit trail are the connection's, read again
 //! for every request exactly as HTTP reads a credential's, so the owner's changes (a narrower grant,
 //! a revoked connection) take effect at the next call. The same dispatch answers as over HTTP; only
-//! the framing differs. Nothing but answers is written to standard output: logs go to standard
-//! error.
+//! the framing differs. A line whose `_meta` names 2026-07-28 is answered on its own (that era has
+//! no handshake; `server/discover` is how a client that speaks both finds out); `initialize` opens
+//! the process's 2025 session. Nothing but answers is written to standard output: logs go to
+//! standard error.
 
 use std::sync::Arc;
 
@@ -12,10 +14,11 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 
 use serde_json::Value;
 
-use super::dispatch::{self, Caller};
-use super::jsonrpc::{self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Message, PARSE_ERROR};
+use super::dispatch::{self, Caller, SessionView};
+use super::jsonrpc::{self, Encoded, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Message, PARSE_ERROR};
 use super::protocol::Version;
 use super::state::McpState;
+use super::stateless;
 use crate::auth::{Connection, connections};
 
 /// The longest message line, as the longest HTTP body.
@@ -149,6 +152,25 @@ impl Server<'_> {
                 )));
             }
         };
+        // 2026-07-28: the request names its version in `_meta` and is served on its own, beside
+        // any session an `initialize` opened in this process.
+        if stateless::is_stateless(&params, None) {
+            let reply = match stateless::admit(&method, &params, None) {
+                Err(refused) => Encoded::value(&refused.reply(id)),
+                Ok((version, _meta)) => {
+                    let caller = Caller {
+                        connection: Arc::new(connection),
+                        version,
+                        session: None,
+                    };
+                    dispatch::request(self.state, &caller, id, &method, params).await
+                }
+            };
+            return Some(Reply {
+                text: reply.into_string(),
+                stop: false,
+            });
+        }
         if method == "initialize" {
             return Some(Reply::go_on(self.initialize(&connection, id, &params)));
         }
@@ -175,9 +197,11 @@ impl Server<'_> {
         };
         let caller = Caller {
             connection: Arc::new(connection),
-            session_id: self.session.as_ref().map(|(id, _)| id.clone()).unwrap_or_default(),
             version: session.version,
-            listed_generation: session.listed_generation,
+            session: Some(SessionView {
+                id: self.session.as_ref().map(|(id, _)| id.clone()).unwrap_or_default(),
+                listed_generation: session.listed_generation,
+            }),
         };
         let reply = dispatch::request(self.state, &caller, id, &method, params).await;
         Some(Reply {

@@ -2,8 +2,11 @@
 //! the right status codes and headers.
 //!
 //! The order of checks is deliberate: credentials first (nothing else is revealed to a stranger),
-//! then the content type, the body size and deadline, the JSON, and finally the session and protocol
-//! version. The route layer has already checked Host and Origin. Every reply is JSON; this server
+//! then the content type, the body size and deadline, the JSON, and then the era. A message whose
+//! `_meta` or `MCP-Protocol-Version` names 2026-07-28 (or a version this server does not know) is
+//! admitted by `stateless::admit` (its `_meta`, the standard headers against the body, the version,
+//! the method) and answered without a session; any other message needs the session `initialize`
+//! opened. The route layer has already checked Host and Origin. Every reply is JSON; this server
 //! opens no SSE streams, so GET is 405.
 
 use std::sync::Arc;
@@ -17,12 +20,13 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use super::dispatch::{self, Caller};
+use super::dispatch::{self, Caller, SessionView};
 use super::jsonrpc::{self, Encoded, INVALID_PARAMS, INVALID_REQUEST, Message, PARSE_ERROR};
 use super::protocol::Version;
 use super::refusal::{Refusal, json_response, text_response};
 use super::session::{Cap, Evicted, SessionError};
 use super::state::McpState;
+use super::stateless::{self, StandardHeaders};
 use crate::auth::{Connection, credentials};
 use crate::context::Route;
 
@@ -39,6 +43,8 @@ pub const MAX_BATCH_REPLY_BYTES: usize = 1024 * 1024;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
+const METHOD_HEADER: &str = "mcp-method";
+const NAME_HEADER: &str = "mcp-name";
 
 /// POST /mcp: one message or (in a 2025-03-26 session) a batch.
 ///
@@ -66,10 +72,26 @@ pub async fn post(
             format!("the body is not valid JSON: {e}"),
         )
     })?;
+    let header_version = headers.get(VERSION_HEADER).and_then(|v| v.to_str().ok());
+    let no_params = serde_json::Map::new();
     let single = match value {
+        Value::Array(_) if stateless::is_stateless(&no_params, header_version) => {
+            return Err(Refusal::http(
+                StatusCode::BAD_REQUEST,
+                INVALID_REQUEST,
+                "JSON-RPC batches are not taken at 2026-07-28; send one message per request",
+            ));
+        }
         Value::Array(items) => return batch(&state, &resume(&state, headers, connection)?, items).await,
         single => jsonrpc::classify(single),
     };
+    let params = match &single {
+        Ok(Message::Request { params, .. }) => params,
+        _ => &no_params,
+    };
+    if stateless::is_stateless(params, header_version) {
+        return Ok(answer_stateless(&state, headers, connection, single).await);
+    }
     if let Ok(Message::Request { id, method, params }) = &single
         && method == "initialize"
     {
@@ -86,6 +108,52 @@ pub async fn post(
                 .into_string(),
         ),
     })
+}
+
+/// Answers a message of the stateless era: no session is looked up or minted, and an
+/// `Mcp-Session-Id` it carries is ignored.
+async fn answer_stateless(
+    state: &McpState,
+    headers: &HeaderMap,
+    connection: Arc<Connection>,
+    message: Result<Message, (Value, String)>,
+) -> Response {
+    let (id, method, params) = match message {
+        Err((id, why)) => return json_response(StatusCode::BAD_REQUEST, jsonrpc::error(id, INVALID_REQUEST, why)),
+        Ok(Message::Notification { .. }) => return StatusCode::ACCEPTED.into_response(),
+        Ok(Message::Response) => {
+            return json_response(
+                StatusCode::BAD_REQUEST,
+                jsonrpc::error(
+                    Value::Null,
+                    INVALID_REQUEST,
+                    "a 2026-07-28 client sends requests and notifications only: this server asks nothing to answer",
+                ),
+            );
+        }
+        Ok(Message::Request { id, method, params }) => (id, method, params),
+    };
+    let header = |name: &str| headers.get(name).map(|v| v.to_str().map_err(|_| ()));
+    let sent = StandardHeaders {
+        version: header(VERSION_HEADER),
+        method: header(METHOD_HEADER),
+        name: header(NAME_HEADER),
+    };
+    let version = match stateless::admit(&method, &params, Some(&sent)) {
+        Ok((version, _meta)) => version,
+        Err(refused) => return json_response(refused.status(), refused.reply(id)),
+    };
+    let caller = Caller {
+        connection,
+        version,
+        session: None,
+    };
+    text_response(
+        StatusCode::OK,
+        dispatch::request(state, &caller, id, &method, params)
+            .await
+            .into_string(),
+    )
 }
 
 /// DELETE /mcp: ends the caller's session.
@@ -190,26 +258,29 @@ fn resume(state: &McpState, headers: &HeaderMap, connection: Arc<Connection>) ->
         .sessions
         .touch(&id, &connection.id)
         .map_err(|e: SessionError| Refusal::http(StatusCode::NOT_FOUND, INVALID_REQUEST, e.to_string()))?;
-    // Only an unsupported version is refused. A supported one other than the negotiated one is not
-    // an error (the specification refuses only invalid or unsupported versions, and the conformance
-    // suite sends 2025-03-26 in any session); the session keeps answering in its negotiated version.
+    // Only an unsupported version is refused. A session version other than the negotiated one is
+    // not an error (the specification refuses only invalid or unsupported versions, and the
+    // conformance suite sends 2025-03-26 in any session); the session keeps answering in its
+    // negotiated version. (A version that is not a session version made the message stateless.)
     if let Some(sent) = headers.get(VERSION_HEADER) {
         let sent = sent.to_str().unwrap_or("");
-        if Version::parse(sent).is_none() {
+        if Version::session(sent).is_none() {
             return Err(Refusal::http(
                 StatusCode::BAD_REQUEST,
                 INVALID_REQUEST,
                 format!(
-                    "unsupported MCP-Protocol-Version \"{sent}\"; this server speaks 2025-03-26, 2025-06-18 and 2025-11-25"
+                    "unsupported MCP-Protocol-Version \"{sent}\" in a session; sessions speak 2025-03-26, 2025-06-18 and 2025-11-25"
                 ),
             ));
         }
     }
     Ok(Caller {
         connection,
-        session_id: id,
         version: session.version,
-        listed_generation: session.listed_generation,
+        session: Some(SessionView {
+            id,
+            listed_generation: session.listed_generation,
+        }),
     })
 }
 
