@@ -36,7 +36,7 @@ function serve(dir) {
 function freshKey(dir, n) {
   const label = `conformance-${n}`;
   const { key } = JSON.parse(journal(dir, 'mcp', 'token', 'create', '--label', label, '--json'));
-  journal(dir, 'mcp', 'permission', 'set', '--token', label, '--category', 'transcripts', '--category', 'entities', '--category', 'facets');
+  journal(dir, 'mcp', 'permission', 'set', '--token', label, '--category', 'transcripts', '--category', 'entities', '--category', 'facets', '--category', 'notes');
   return key;
 }
 

@@ -55,7 +55,7 @@ const home = join(dir, 'journal');
 execFileSync(JOURNAL, ['demo', home, '--days', '2', '--segments-per-day', '2']);
 const { url, child } = await serve(home);
 const { key } = JSON.parse(journal(home, 'mcp', 'token', 'create', '--label', 'conformance', '--json'));
-journal(home, 'mcp', 'permission', 'set', '--token', 'conformance', '--category', 'transcripts', '--category', 'entities', '--category', 'facets');
+journal(home, 'mcp', 'permission', 'set', '--token', 'conformance', '--category', 'transcripts', '--category', 'entities', '--category', 'facets', '--category', 'notes');
 // Stateless requests open no sessions, so one key serves every scenario.
 const proxy = await startProxy(url, key);
 const listed = await run(['list', '--server', '--requirements', '2026-07-28']);

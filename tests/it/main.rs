@@ -17,6 +17,7 @@ mod layers;
 mod note_writes;
 mod notes;
 mod oauth;
+mod prompts_resources;
 mod properties;
 mod proposals;
 mod routes;

@@ -9,12 +9,13 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::jsonrpc::{self, Encoded, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND};
+use super::jsonrpc::{self, Encoded, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError};
 use super::listing;
 use super::protocol::Version;
 use super::state::McpState;
 use super::stateless::{self, Cache};
 use super::tools::{self, ToolContext, ToolError, ToolOutput};
+use super::{prompts, resources};
 use crate::auth::Connection;
 use crate::auth::audit::{self, Outcome};
 
@@ -37,7 +38,11 @@ pub struct SessionView {
 fn capabilities() -> Value {
     // No event stream yet, so no notifications: a changed tool list is announced in results
     // (`_meta.tools_list_changed`) instead.
-    json!({ "tools": { "listChanged": false } })
+    json!({
+        "tools": { "listChanged": false },
+        "prompts": { "listChanged": false },
+        "resources": { "subscribe": false, "listChanged": false },
+    })
 }
 
 const INSTRUCTIONS: &str = "The owner's personal journal. Call list_facets to see the areas you can read, search to find things, \
@@ -84,6 +89,39 @@ pub async fn request(
         }
         "tools/list" => return tools_list(state, caller, id, &params),
         "tools/call" => return tools_call(state, caller, id, params).await,
+        "prompts/list" => return listed(caller, &id, prompts::list(&context(state, caller), &params)),
+        "resources/list" => return listed(caller, &id, resources::list(&context(state, caller), &params)),
+        "resources/templates/list" => {
+            return listed(caller, &id, resources::templates(&context(state, caller), &params));
+        }
+        "prompts/get" => {
+            let context = context(state, caller);
+            let outcome = match prompts::asked(&params) {
+                Ok(asked) => prompts::get(&context, &asked).await,
+                Err(error) => Err(error),
+            };
+            let arguments = json!({ "name": params.get("name") });
+            return audited(state, caller, id, "prompts/get", arguments, outcome, None).await;
+        }
+        "resources/read" => {
+            let context = context(state, caller);
+            let not_found = if stateless {
+                INVALID_PARAMS
+            } else {
+                resources::NOT_FOUND_2025
+            };
+            let outcome = match resources::asked(&params) {
+                Ok(uri) => resources::read(&context, uri, not_found).await,
+                Err(error) => Err(error),
+            };
+            let arguments = json!({ "uri": params.get("uri") });
+            // A note read now may change at any moment: kept by no one.
+            let cache = Cache {
+                ttl_ms: 0,
+                private: true,
+            };
+            return audited(state, caller, id, "resources/read", arguments, outcome, Some(cache)).await;
+        }
         "initialize" if !stateless => jsonrpc::error(
             id,
             jsonrpc::INVALID_REQUEST,
@@ -92,6 +130,62 @@ pub async fn request(
         other => jsonrpc::error(id, METHOD_NOT_FOUND, format!("method not found: {other}")),
     };
     Encoded::value(&reply)
+}
+
+/// A list's answer: the list's result with the caching hints lists carry, or its error.
+fn listed(caller: &Caller, id: &Value, outcome: Result<Value, RpcError>) -> Encoded {
+    match outcome {
+        // Every list follows the credential's grant.
+        Ok(result) => answer(
+            caller,
+            id,
+            &result.to_string(),
+            Some(Cache {
+                ttl_ms: stateless::LIST_TTL_MS,
+                private: true,
+            }),
+        ),
+        Err(error) => Encoded::value(&error.reply(id.clone())),
+    }
+}
+
+/// Answers a read that is not a tool (`prompts/get`, `resources/read`) after recording it in the
+/// audit log as calls are: the owner sees every note an agent read, however it asked.
+async fn audited(
+    state: &McpState,
+    caller: &Caller,
+    id: Value,
+    method: &str,
+    arguments: Value,
+    outcome: Result<Value, RpcError>,
+    cache: Option<Cache>,
+) -> Encoded {
+    let (audit_outcome, detail) = match &outcome {
+        Ok(_) => (Outcome::Served, String::new()),
+        Err(error) if error.code == INTERNAL_ERROR => (Outcome::Error, error.message.clone()),
+        Err(error) => (Outcome::Refused, error.message.clone()),
+    };
+    let record = audit::Record {
+        connection_id: caller.connection.id.clone(),
+        connection_label: caller.connection.label.clone(),
+        tool: method.to_string(),
+        arguments,
+        outcome: audit_outcome,
+        detail,
+        change: None,
+    };
+    if let Err(error) = state.audit.record(record).await {
+        tracing::error!(%error, "the audit log could not be written; the answer is withheld");
+        return Encoded::value(&jsonrpc::error(
+            id,
+            INTERNAL_ERROR,
+            "the read could not be recorded in the audit log, so its answer is withheld; try again",
+        ));
+    }
+    match outcome {
+        Ok(result) => answer(caller, &id, &result.to_string(), cache),
+        Err(error) => Encoded::value(&error.reply(id)),
+    }
 }
 
 fn context<'a>(state: &'a McpState, caller: &'a Caller) -> ToolContext<'a> {
@@ -128,7 +222,7 @@ fn tools_list(state: &McpState, caller: &Caller, id: Value, params: &Map<String,
     }
     // The list follows the credential's grant: private to it.
     let cache = Cache {
-        ttl_ms: stateless::TOOLS_TTL_MS,
+        ttl_ms: stateless::LIST_TTL_MS,
         private: true,
     };
     answer(caller, &id, &result, Some(cache))

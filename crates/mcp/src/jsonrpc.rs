@@ -75,6 +75,43 @@ pub fn error(id: Value, code: i64, message: impl Into<String>) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message.into() } })
 }
 
+/// A JSON-RPC error a method answers with: its code, its message and, where the specification
+/// asks for one, its data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    pub fn new(code: i64, message: impl Into<String>) -> RpcError {
+        RpcError {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    pub fn invalid_params(message: impl Into<String>) -> RpcError {
+        RpcError::new(INVALID_PARAMS, message)
+    }
+
+    pub fn with_data(mut self, data: Value) -> RpcError {
+        self.data = Some(data);
+        self
+    }
+
+    /// The error reply to the request `id`.
+    pub fn reply(&self, id: Value) -> Value {
+        let mut reply = error(id, self.code, self.message.clone());
+        if let Some(data) = &self.data {
+            reply["error"]["data"] = data.clone();
+        }
+        reply
+    }
+}
+
 /// A reply, serialized. Replies are text so that an answer kept as text (a cached tool list) is
 /// spliced in rather than parsed and serialized again.
 #[derive(Debug, Clone, PartialEq)]

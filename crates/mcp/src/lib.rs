@@ -13,8 +13,11 @@
 pub mod dispatch;
 pub mod jsonrpc;
 pub mod listing;
+pub mod paging;
+pub mod prompts;
 pub mod protocol;
 pub mod refusal;
+pub mod resources;
 pub mod schema;
 pub mod session;
 pub mod state;

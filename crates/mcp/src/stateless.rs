@@ -27,7 +27,16 @@ pub const UNSUPPORTED_VERSION: i64 = -32022;
 
 /// The methods this era answers. Everything else (among them `initialize`, `ping` and
 /// `logging/setLevel`, which 2026-07-28 removed) is an unknown method.
-pub const METHODS: [&str; 3] = ["server/discover", "tools/list", "tools/call"];
+pub const METHODS: [&str; 8] = [
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+];
 
 /// The `_meta` of a result: who answered, as the specification asks of every result.
 pub const SERVER_META: &str = concat!(
@@ -38,10 +47,11 @@ pub const SERVER_META: &str = concat!(
 
 /// How long `server/discover`'s answer stays fresh: it changes only with the binary.
 pub const DISCOVER_TTL_MS: u64 = 60 * 60 * 1000;
-/// How long a tool list stays fresh. It follows the credential's grant, which the owner may narrow
-/// at any moment: a short time, so that a client which never listens for changes still sees one
-/// within a minute (every call is checked against the grant as it is now in any case).
-pub const TOOLS_TTL_MS: u64 = 60 * 1000;
+/// How long a list (tools, prompts, resources) stays fresh. Each follows the credential's grant,
+/// which the owner may narrow at any moment: a short time, so that a client which never listens for
+/// changes still sees one within a minute (every call and read is checked against the grant as it is
+/// now in any case).
+pub const LIST_TTL_MS: u64 = 60 * 1000;
 
 /// Whether a message is served statelessly: its `_meta`, or else its `MCP-Protocol-Version` header,
 /// names a version that is not a session version. A 2025 session's messages name none in `_meta`
