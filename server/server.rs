@@ -39,6 +39,8 @@ pub struct Running {
 impl Running {
     /// Stops accepting, lets requests in flight finish (up to the drain limit), and waits.
     pub async fn stop(self) -> std::io::Result<()> {
+        // Open streams end first, with their last message, so they do not hold the drain.
+        self.state.mcp.close_streams();
         let _ = self.shutdown.send(true);
         for task in self.tasks {
             task.await.map_err(std::io::Error::other)?;

@@ -32,6 +32,7 @@ pub fn endpoints(route: Route, extra: Router<AppState>) -> Router<AppState> {
         .route(
             "/mcp",
             post(transport::post)
+                .get(transport::get)
                 .delete(transport::delete)
                 .options(preflight)
                 .fallback(transport::method_not_allowed),

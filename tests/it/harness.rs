@@ -370,3 +370,71 @@ where
     }
     false
 }
+
+/// An open event stream (`text/event-stream`): its messages one at a time, comment lines skipped.
+pub struct Events {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    body: hyper::body::Incoming,
+    buffer: String,
+}
+
+impl Events {
+    /// Opens a stream with `method`, these headers and `body`.
+    pub async fn open(url: &str, method: Method, headers: &[(&str, &str)], body: String) -> Events {
+        let client: HttpClient<HttpConnector, Full<Bytes>> = HttpClient::builder(TokioExecutor::new()).build_http();
+        let mut request = Request::builder().method(method).uri(url);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = client
+            .request(request.body(Full::new(Bytes::from(body))).unwrap())
+            .await
+            .unwrap();
+        let (parts, body) = response.into_parts();
+        Events {
+            status: parts.status,
+            headers: parts.headers,
+            body,
+            buffer: String::new(),
+        }
+    }
+
+    /// The next message, or None when the stream ended or `wait` passed without one.
+    pub async fn next(&mut self, wait: std::time::Duration) -> Option<Value> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            while let Some(end) = self.buffer.find("\n\n") {
+                let event: String = self.buffer.drain(..end + 2).collect();
+                let data: Vec<&str> = event
+                    .lines()
+                    .filter_map(|line| line.strip_prefix("data:"))
+                    .map(str::trim_start)
+                    .collect();
+                if !data.is_empty() {
+                    return Some(serde_json::from_str(&data.join("\n")).unwrap());
+                }
+            }
+            let frame = tokio::time::timeout_at(deadline, self.body.frame()).await.ok()??.ok()?;
+            if let Ok(data) = frame.into_data() {
+                self.buffer.push_str(&String::from_utf8_lossy(&data));
+            }
+        }
+    }
+
+    /// Whether the stream ends (rather than goes on) within `wait`, whatever messages come first.
+    pub async fn ends_within(&mut self, wait: std::time::Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            match tokio::time::timeout_at(deadline, self.body.frame()).await {
+                Err(_) => return false,
+                Ok(None) | Ok(Some(Err(_))) => return true,
+                Ok(Some(Ok(frame))) => {
+                    if let Ok(data) = frame.into_data() {
+                        self.buffer.push_str(&String::from_utf8_lossy(&data));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -212,11 +212,40 @@ async fn answers_other_methods_and_paths_plainly() {
     let server = TestServer::start().await;
     let key = server.key("k", &[], None).await;
     let client = Client::new(&server.url(), Some(&key));
-    for method in [Method::GET, Method::PUT, Method::PATCH] {
+    for method in [Method::PUT, Method::PATCH] {
         let reply = client.send(method.clone(), "").await;
         assert_eq!(reply.status, StatusCode::METHOD_NOT_ALLOWED, "{method}");
-        assert_eq!(reply.header("allow").as_deref(), Some("POST, DELETE"), "{method}");
+        assert_eq!(reply.header("allow").as_deref(), Some("GET, POST, DELETE"), "{method}");
     }
+    // GET opens a session's event stream: it needs to accept one, and a session.
+    let reply = client.send(Method::GET, "").await;
+    assert_eq!(reply.status, StatusCode::NOT_ACCEPTABLE);
+    assert!(String::from_utf8_lossy(&reply.body).contains("text/event-stream"));
+    let auth = format!("Bearer {key}");
+    let reply = client
+        .raw(
+            Method::GET,
+            &[("authorization", &auth), ("accept", "text/event-stream")],
+            "",
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "no session");
+    let reply = client
+        .raw(
+            Method::GET,
+            &[
+                ("authorization", &auth),
+                ("accept", "text/event-stream"),
+                ("mcp-session-id", "nope"),
+            ],
+            "",
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::NOT_FOUND, "an unknown session");
+    let reply = Client::new(&server.url(), None)
+        .raw(Method::GET, &[("accept", "text/event-stream")], "")
+        .await;
+    assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "credentials first");
     let other = Client::new(&format!("http://{}/elsewhere", server.addr), Some(&key));
     assert_eq!(other.send(Method::POST, "{}").await.status, StatusCode::NOT_FOUND);
 }

@@ -14,6 +14,7 @@ mod graph_history;
 mod http;
 mod imports;
 mod layers;
+mod live;
 mod note_writes;
 mod notes;
 mod oauth;

@@ -48,10 +48,14 @@ class StdioAgent:
         self.next_id += 1
         started = time.monotonic()
         self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        line = self.process.stdout.readline()
+        while True:
+            line = self.process.stdout.readline()
+            assert line, f"{method}: the process ended"
+            answer = json.loads(line)
+            # The session's list changes (another agent made a note) come between answers.
+            if "id" in answer or not answer.get("method", "").startswith("notifications/"):
+                break
         self.slowest = max(self.slowest, time.monotonic() - started)
-        assert line, f"{method}: the process ended"
-        answer = json.loads(line)
         assert answer["id"] == self.next_id, answer
         return answer
 

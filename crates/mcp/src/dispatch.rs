@@ -34,14 +34,14 @@ pub struct SessionView {
     pub listed_generation: i64,
 }
 
-/// What the server tells a client it may use, in both eras.
-fn capabilities() -> Value {
-    // No event stream yet, so no notifications: a changed tool list is announced in results
-    // (`_meta.tools_list_changed`) instead.
+/// What the server tells a client it may use. Lists announce their changes in both eras (a 2025
+/// session on its GET stream or over stdio, 2026-07-28 on `subscriptions/listen`); a note's own
+/// changes only at 2026-07-28, where `subscriptions/listen` follows resources.
+fn capabilities(stateless: bool) -> Value {
     json!({
-        "tools": { "listChanged": false },
-        "prompts": { "listChanged": false },
-        "resources": { "subscribe": false, "listChanged": false },
+        "tools": { "listChanged": true },
+        "prompts": { "listChanged": true },
+        "resources": { "subscribe": stateless, "listChanged": true },
     })
 }
 
@@ -52,7 +52,7 @@ const INSTRUCTIONS: &str = "The owner's personal journal. Call list_facets to se
 pub fn initialized(version: Version) -> Value {
     json!({
         "protocolVersion": version.as_str(),
-        "capabilities": capabilities(),
+        "capabilities": capabilities(false),
         "serverInfo": { "name": "journal", "title": "journal", "version": env!("CARGO_PKG_VERSION") },
         "instructions": INSTRUCTIONS,
     })
@@ -80,7 +80,7 @@ pub async fn request(
         // Written as text: the one reply every keep-alive sends, with nothing to build.
         "ping" if !stateless => return Encoded::result_text(&id, "{}"),
         "server/discover" if stateless => {
-            let result = stateless::discover(&capabilities(), INSTRUCTIONS).to_string();
+            let result = stateless::discover(&capabilities(true), INSTRUCTIONS).to_string();
             let cache = Cache {
                 ttl_ms: stateless::DISCOVER_TTL_MS,
                 private: false,

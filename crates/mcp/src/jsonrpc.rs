@@ -21,6 +21,7 @@ pub enum Message {
     },
     Notification {
         method: String,
+        params: Map<String, Value>,
     },
     /// A response to something the server asked; this server asks nothing, so these are accepted and dropped.
     Response,
@@ -59,7 +60,7 @@ pub fn classify(value: Value) -> Result<Message, (Value, String)> {
         Some(_) => return Err((reply_id(), "\"params\" must be an object".into())),
     };
     match id {
-        None => Ok(Message::Notification { method }),
+        None => Ok(Message::Notification { method, params }),
         Some(id @ (Value::String(_) | Value::Number(_))) => Ok(Message::Request { id, method, params }),
         Some(_) => Err((Value::Null, "\"id\" must be a string or a number".into())),
     }
@@ -171,7 +172,8 @@ mod tests {
         assert_eq!(
             classify(note),
             Ok(Message::Notification {
-                method: "notifications/initialized".into()
+                method: "notifications/initialized".into(),
+                params: Map::new(),
             })
         );
         assert_eq!(

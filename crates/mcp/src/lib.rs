@@ -10,8 +10,10 @@
 //! (`journal-context`): it cannot reach sign-in, the owner app or the CLI, which the server crate
 //! holds; the server mounts `transport` on its routes and runs `stdio` for `journal mcp stdio`.
 
+pub mod changes;
 pub mod dispatch;
 pub mod jsonrpc;
+pub mod listen;
 pub mod listing;
 pub mod paging;
 pub mod prompts;
@@ -23,6 +25,7 @@ pub mod session;
 pub mod state;
 pub mod stateless;
 pub mod stdio;
+pub mod streams;
 pub mod tools;
 pub mod transport;
 

@@ -1,5 +1,5 @@
 //! What MCP needs to answer a request, and nothing more: the journal, the sessions, the audit log's
-//! writer, the credential cache and the serialized tool lists. The HTTP server's `AppState` holds
+//! writer, the credential cache, the serialized tool lists and the open streams. The HTTP server's `AppState` holds
 //! one (axum's `FromRef` hands it to the `/mcp` handlers); `journal mcp stdio` builds only this, so
 //! it makes nothing of sign-in (no metadata fetcher, no refresh cache).
 
@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::listing::Listings;
 use super::session::Sessions;
+use super::streams::Streams;
 use crate::auth::audit::AuditLog;
 use crate::auth::cache::CredentialCache;
 use crate::journal::Journal;
@@ -33,6 +34,10 @@ pub struct Shared {
     pub credentials: Arc<CredentialCache>,
     /// `tools/list` answers, serialized once per shape of grant.
     pub listings: Arc<Listings>,
+    /// The streams of live changes open now.
+    pub streams: Arc<Streams>,
+    /// Set when the server stops: every stream ends then, rather than holding the drain.
+    closing: tokio::sync::watch::Sender<bool>,
 }
 
 impl McpState {
@@ -46,6 +51,18 @@ impl McpState {
             audit,
             credentials,
             listings: Arc::default(),
+            streams: Arc::default(),
+            closing: tokio::sync::watch::Sender::new(false),
         }))
+    }
+
+    /// Ends every open stream (the server is stopping).
+    pub fn close_streams(&self) {
+        self.closing.send_replace(true);
+    }
+
+    /// What a stream waits on to learn that the server is stopping.
+    pub fn closing(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.closing.subscribe()
     }
 }

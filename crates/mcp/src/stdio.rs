@@ -8,14 +8,19 @@
 //! the process's 2025 session. Nothing but answers is written to standard output: logs go to
 //! standard error.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
 use serde_json::Value;
 
+use super::changes::Filter;
 use super::dispatch::{self, Caller, SessionView};
 use super::jsonrpc::{self, Encoded, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Message, PARSE_ERROR};
+use super::listen::{self, End, Listener};
 use super::protocol::Version;
 use super::state::McpState;
 use super::stateless;
@@ -43,29 +48,43 @@ enum Line {
 }
 
 /// Serves the connection `connection` (as loaded when the process started) until the input ends.
+/// Answers go out in the order their lines came in; notifications of live changes go out between
+/// them as they happen.
 pub async fn serve<R, W>(state: &McpState, connection: &Connection, input: R, mut output: W) -> Result<(), StdioError>
 where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin,
 {
-    let mut input = input;
+    let (notes, mut notifications) = mpsc::channel(64);
     let mut server = Server {
         state,
         connection_id: connection.id.clone(),
         label: connection.label.clone(),
         session: None,
+        notes,
+        listeners: HashMap::new(),
+        session_listener: None,
     };
-    let mut line = Vec::new();
+    // The read is a future kept across turns of the loop (a notification may come while a line is
+    // half read), which owns the input and hands it back with the line.
+    let mut reading = Box::pin(next_line(input));
     let result = loop {
-        line.clear();
-        let reply = match read_line(&mut input, &mut line).await? {
-            Line::End => break Ok(()),
-            Line::TooLong => Some(Reply::go_on(jsonrpc::error(
-                Value::Null,
-                INVALID_REQUEST,
-                format!("a message may be at most {MAX_LINE_BYTES} bytes on one line"),
-            ))),
-            Line::Whole => server.answer(&line).await,
+        let reply = tokio::select! {
+            (input, read, line) = &mut reading => {
+                let reply = match read {
+                    Err(error) => break Err(StdioError::Io(error)),
+                    Ok(Line::End) => break Ok(()),
+                    Ok(Line::TooLong) => Some(Reply::go_on(jsonrpc::error(
+                        Value::Null,
+                        INVALID_REQUEST,
+                        format!("a message may be at most {MAX_LINE_BYTES} bytes on one line"),
+                    ))),
+                    Ok(Line::Whole) => server.answer(&line).await,
+                };
+                reading = Box::pin(next_line(input));
+                reply
+            }
+            Some(note) = notifications.recv() => Some(Reply { text: note, stop: false }),
         };
         let Some(reply) = reply else { continue };
         output.write_all(reply.text.as_bytes()).await?;
@@ -75,10 +94,18 @@ where
             break Err(StdioError::Removed(server.label.clone()));
         }
     };
+    server.stop_listening();
     if let Some((id, _)) = &server.session {
         let _ = state.sessions.end(id, &server.connection_id);
     }
     result
+}
+
+/// Reads the next line of `input`, and hands `input` back with it.
+async fn next_line<R: AsyncBufRead + Unpin>(mut input: R) -> (R, std::io::Result<Line>, Vec<u8>) {
+    let mut line = Vec::new();
+    let read = read_line(&mut input, &mut line).await;
+    (input, read, line)
 }
 
 /// An answer, and whether serving stops after it.
@@ -102,9 +129,82 @@ struct Server<'a> {
     label: String,
     /// The session `initialize` opened, and its negotiated version.
     session: Option<(String, Version)>,
+    /// Where listeners send their notifications, to go out between answers.
+    notes: mpsc::Sender<String>,
+    /// The `subscriptions/listen` requests open now, by their id (as JSON text).
+    listeners: HashMap<String, JoinHandle<()>>,
+    /// The list changes of the session `initialize` opened.
+    session_listener: Option<JoinHandle<()>>,
 }
 
 impl Server<'_> {
+    /// Starts a listener for `filter` (its first view taken before this returns, so that no change
+    /// after the answer is missed); the subscription's messages go out tagged with its id.
+    async fn listen(&self, filter: Filter, subscription: Option<Value>) -> Result<JoinHandle<()>, &'static str> {
+        let held = self.state.streams.open(&self.connection_id)?;
+        let listener = Listener::start(
+            self.state.clone(),
+            self.connection_id.clone(),
+            filter,
+            subscription.clone(),
+        )
+        .await
+        .map_err(|_| "the connection could not be read; try again")?;
+        let out = self.notes.clone();
+        Ok(tokio::spawn(async move {
+            let _held = held;
+            if let Some(id) = &subscription
+                && out
+                    .send(listen::acknowledgment(id, listener.filter()).to_string())
+                    .await
+                    .is_err()
+            {
+                return;
+            }
+            let end = listener.run(out.clone()).await;
+            if let Some(id) = subscription
+                && end != End::Gone
+            {
+                let _ = out.send(listen::ended(&id).to_string()).await;
+            }
+        }))
+    }
+
+    /// Ends every listener (the input ended).
+    fn stop_listening(&mut self) {
+        for (_, listener) in self.listeners.drain() {
+            listener.abort();
+        }
+        if let Some(listener) = self.session_listener.take() {
+            listener.abort();
+        }
+    }
+
+    /// `subscriptions/listen` over stdio: the acknowledgment and the notifications come from the
+    /// listener; nothing is answered now.
+    async fn subscribe(&mut self, id: Value, params: &serde_json::Map<String, Value>) -> Option<Reply> {
+        let filter = match listen::requested(params) {
+            Ok(filter) => filter,
+            Err(message) => return Some(Reply::go_on(jsonrpc::error(id, INVALID_PARAMS, message))),
+        };
+        let key = id.to_string();
+        if self.listeners.get(&key).is_some_and(|l| !l.is_finished()) {
+            return Some(Reply::go_on(jsonrpc::error(
+                id,
+                INVALID_REQUEST,
+                "a subscription with this id is open; use a new id",
+            )));
+        }
+        match self.listen(filter, Some(id.clone())).await {
+            Ok(listener) => {
+                self.listeners.retain(|_, l| !l.is_finished());
+                self.listeners.insert(key, listener);
+                None
+            }
+            Err(why) => Some(Reply::go_on(jsonrpc::error(id, INTERNAL_ERROR, why))),
+        }
+    }
+
     /// The answer to one line: None for a notification, a response or an empty line.
     async fn answer(&mut self, line: &[u8]) -> Option<Reply> {
         if line.iter().all(u8::is_ascii_whitespace) {
@@ -129,7 +229,17 @@ impl Server<'_> {
         }
         let (id, method, params) = match jsonrpc::classify(value) {
             Err((id, why)) => return Some(Reply::go_on(jsonrpc::error(id, INVALID_REQUEST, why))),
-            Ok(Message::Notification { .. } | Message::Response) => return None,
+            Ok(Message::Notification { method, params }) => {
+                // The client ends a subscription by cancelling its listen request.
+                if method == "notifications/cancelled"
+                    && let Some(request) = params.get("requestId")
+                    && let Some(listener) = self.listeners.remove(&request.to_string())
+                {
+                    listener.abort();
+                }
+                return None;
+            }
+            Ok(Message::Response) => return None,
             Ok(Message::Request { id, method, params }) => (id, method, params),
         };
         // The connection as it is now: a grant narrowed or a connection removed since the last
@@ -157,6 +267,7 @@ impl Server<'_> {
         if stateless::is_stateless(&params, None) {
             let reply = match stateless::admit(&method, &params, None) {
                 Err(refused) => Encoded::value(&refused.reply(id)),
+                Ok(_) if method == "subscriptions/listen" => return self.subscribe(id, &params).await,
                 Ok((version, _meta)) => {
                     let caller = Caller {
                         connection: Arc::new(connection),
@@ -172,7 +283,7 @@ impl Server<'_> {
             });
         }
         if method == "initialize" {
-            return Some(Reply::go_on(self.initialize(&connection, id, &params)));
+            return Some(Reply::go_on(self.initialize(&connection, id, &params).await));
         }
         let Some((session_id, version)) = self.session.clone() else {
             return Some(Reply::go_on(jsonrpc::error(
@@ -210,13 +321,28 @@ impl Server<'_> {
         })
     }
 
-    fn initialize(&mut self, connection: &Connection, id: Value, params: &serde_json::Map<String, Value>) -> Value {
+    async fn initialize(
+        &mut self,
+        connection: &Connection,
+        id: Value,
+        params: &serde_json::Map<String, Value>,
+    ) -> Value {
         let Some(requested) = params.get("protocolVersion").and_then(Value::as_str) else {
             return jsonrpc::error(id, INVALID_PARAMS, "initialize needs params.protocolVersion");
         };
         let version = Version::negotiate(requested);
         match self.open(connection, version) {
-            Ok(_) => jsonrpc::result(id, dispatch::initialized(version)),
+            Ok(_) => {
+                // The session hears of its lists' changes for as long as it lasts.
+                if let Some(old) = self.session_listener.take() {
+                    old.abort();
+                }
+                match self.listen(Filter::lists(), None).await {
+                    Ok(listener) => self.session_listener = Some(listener),
+                    Err(why) => tracing::warn!(why, "the session's list changes will not be announced"),
+                }
+                jsonrpc::result(id, dispatch::initialized(version))
+            }
             Err(message) => jsonrpc::error(id, INTERNAL_ERROR, message),
         }
     }

@@ -6,8 +6,8 @@
 //! `_meta` or `MCP-Protocol-Version` names 2026-07-28 (or a version this server does not know) is
 //! admitted by `stateless::admit` (its `_meta`, the standard headers against the body, the version,
 //! the method) and answered without a session; any other message needs the session `initialize`
-//! opened. The route layer has already checked Host and Origin. Every reply is JSON; this server
-//! opens no SSE streams, so GET is 405.
+//! opened. The route layer has already checked Host and Origin. Every reply is JSON but two event
+//! streams of live changes: `subscriptions/listen` (2026-07-28) and GET with a 2025 session.
 
 use std::sync::Arc;
 use std::task::Poll;
@@ -17,11 +17,15 @@ use axum::Extension;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
+use tokio::sync::mpsc;
 
+use super::changes::Filter;
 use super::dispatch::{self, Caller, SessionView};
-use super::jsonrpc::{self, Encoded, INVALID_PARAMS, INVALID_REQUEST, Message, PARSE_ERROR};
+use super::jsonrpc::{self, Encoded, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Message, PARSE_ERROR};
+use super::listen::{self, End, Listener};
 use super::protocol::Version;
 use super::refusal::{Refusal, json_response, text_response};
 use super::session::{Cap, Evicted, SessionError};
@@ -40,6 +44,9 @@ pub const MAX_BATCH_ITEMS: usize = 32;
 /// The reply of a batch stops growing past this many bytes: the requests after that point are not
 /// run, and each is answered with an error saying to send it again on its own.
 pub const MAX_BATCH_REPLY_BYTES: usize = 1024 * 1024;
+
+/// How often a quiet event stream sends a comment line.
+pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
@@ -143,6 +150,9 @@ async fn answer_stateless(
         Ok((version, _meta)) => version,
         Err(refused) => return json_response(refused.status(), refused.reply(id)),
     };
+    if method == "subscriptions/listen" {
+        return listen(state, &connection, id, &params).await;
+    }
     let caller = Caller {
         connection,
         version,
@@ -154,6 +164,91 @@ async fn answer_stateless(
             .await
             .into_string(),
     )
+}
+
+/// `subscriptions/listen`: an event stream that opens with its acknowledgment, carries the
+/// notifications its filter asks for (each tagged with the request's id), keeps itself alive with
+/// comment lines, and ends with its result when the server ends it.
+async fn listen(
+    state: &McpState,
+    connection: &Connection,
+    id: Value,
+    params: &serde_json::Map<String, Value>,
+) -> Response {
+    let filter = match listen::requested(params) {
+        Ok(filter) => filter,
+        Err(message) => return json_response(StatusCode::BAD_REQUEST, jsonrpc::error(id, INVALID_PARAMS, message)),
+    };
+    let held = match state.streams.open(&connection.id) {
+        Ok(held) => held,
+        Err(why) => return json_response(StatusCode::SERVICE_UNAVAILABLE, jsonrpc::error(id, INTERNAL_ERROR, why)),
+    };
+    let Ok(listener) = Listener::start(state.clone(), connection.id.clone(), filter, Some(id.clone())).await else {
+        let why = "the connection could not be read; try again";
+        return json_response(StatusCode::SERVICE_UNAVAILABLE, jsonrpc::error(id, INTERNAL_ERROR, why));
+    };
+    let (out, events) = mpsc::channel(16);
+    let first = listen::acknowledgment(&id, listener.filter()).to_string();
+    tokio::spawn(async move {
+        let _held = held;
+        if out.send(first).await.is_err() {
+            return;
+        }
+        if listener.run(out.clone()).await != End::Gone {
+            let _ = out.send(listen::ended(&id).to_string()).await;
+        }
+    });
+    event_stream(events)
+}
+
+/// GET /mcp: a 2025 session's stream of list changes (tools, prompts, resources), for as long as
+/// the client reads it and the session's connection lasts.
+pub async fn get(
+    State(state): State<McpState>,
+    Extension(route): Extension<Arc<Route>>,
+    headers: HeaderMap,
+) -> Result<Response, Refusal> {
+    let connection = authenticate(&state, &route, &headers).await?;
+    let accepts_events = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.split(',').any(|media| media.trim().starts_with("text/event-stream")));
+    if !accepts_events {
+        return Err(Refusal::http(
+            StatusCode::NOT_ACCEPTABLE,
+            INVALID_REQUEST,
+            "GET opens an event stream: send Accept: text/event-stream",
+        ));
+    }
+    let caller = resume(&state, &headers, connection)?;
+    let unavailable = |why| Refusal::http(StatusCode::SERVICE_UNAVAILABLE, INTERNAL_ERROR, why);
+    let held = state.streams.open(&caller.connection.id).map_err(unavailable)?;
+    let listener = Listener::start(state.clone(), caller.connection.id.clone(), Filter::lists(), None)
+        .await
+        .map_err(|_| unavailable("the connection could not be read; try again"))?;
+    let (out, events) = mpsc::channel(16);
+    tokio::spawn(async move {
+        let _held = held;
+        listener.run(out).await;
+    });
+    Ok(event_stream(events))
+}
+
+/// An event stream of the JSON messages `events` yields, one event each, with a comment line every
+/// 15 seconds so that neither end nor a proxy takes the quiet for a dead connection.
+fn event_stream(events: mpsc::Receiver<String>) -> Response {
+    let stream = futures_util::stream::unfold(events, |mut events| async move {
+        let text = events.recv().await?;
+        Some((Ok::<_, std::convert::Infallible>(Event::default().data(text)), events))
+    });
+    let mut response = Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+        .into_response();
+    response
+        .headers_mut()
+        .insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
 }
 
 /// DELETE /mcp: ends the caller's session.
@@ -182,12 +277,12 @@ pub async fn method_not_allowed() -> Response {
     let mut response = Refusal::http(
         StatusCode::METHOD_NOT_ALLOWED,
         INVALID_REQUEST,
-        "use POST for messages and DELETE to end a session; this server opens no event stream",
+        "use POST for messages, GET for a session's event stream and DELETE to end a session",
     )
     .into_response();
     response
         .headers_mut()
-        .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+        .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
     response
 }
 
