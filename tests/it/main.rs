@@ -5,6 +5,7 @@ mod harness;
 
 mod app;
 mod app_pages;
+mod asking;
 mod cli;
 mod crash;
 mod fetcher;

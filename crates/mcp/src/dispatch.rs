@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
+use super::asking::{self, Answer, Question};
 use super::jsonrpc::{self, Encoded, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError};
 use super::listing;
 use super::protocol::Version;
@@ -23,6 +24,8 @@ use crate::auth::audit::{self, Outcome};
 pub struct Caller {
     pub connection: Arc<Connection>,
     pub version: Version,
+    /// The client's capabilities as this request declares them (2026-07-28; empty in a session).
+    pub capabilities: Map<String, Value>,
     /// The 2025 session the request belongs to; None for a stateless (2026-07-28) request.
     pub session: Option<SessionView>,
 }
@@ -253,6 +256,17 @@ async fn tools_call(state: &McpState, caller: &Caller, id: Value, mut params: Ma
     };
     let context = context(state, caller);
     let connection = &caller.connection;
+    // 2026-07-28: a tool that needs the person's answer asks for it, when the client can ask.
+    let mut arguments = arguments;
+    let mut declined = false;
+    if let Some(question) = question(caller, tool, &arguments) {
+        match asked(state, caller, &name, &arguments, &question, &params) {
+            Ok(Answer::Yes) => arguments[question.key] = Value::Bool(true),
+            Ok(Answer::No) => declined = true,
+            Ok(Answer::Missing) => return ask(state, caller, id, &name, &arguments, &question).await,
+            Err(error) => return refuse(state, caller, id, &name, &error.message).await,
+        }
+    }
     // A write tool's call says which note and in which mode, whatever its outcome.
     let change = tool.writes().then(|| audit::WriteTarget {
         path: tools::touched(tool, &arguments),
@@ -284,7 +298,11 @@ async fn tools_call(state: &McpState, caller: &Caller, id: Value, mut params: Ma
     } else {
         None
     };
-    let outcome = if offered {
+    let outcome = if declined {
+        Err(ToolError::Refused(
+            "the person did not say yes, so nothing was done; ask them again if they want it".into(),
+        ))
+    } else if offered {
         tools::call(tool, arguments, &context).await
     } else {
         Err(ToolError::Refused(format!(
@@ -332,6 +350,83 @@ async fn tools_call(state: &McpState, caller: &Caller, id: Value, mut params: Ma
     let result = call_result(outcome, caller.version.has_structured_tools(), list_changed);
     // A call's result is never kept: no caching hints.
     answer(caller, &id, &result, None)
+}
+
+/// What `tool` asks the person before it runs with `arguments`, when this request can ask: at
+/// 2026-07-28, with form elicitation declared, for a tool the grant offers.
+fn question(caller: &Caller, tool: &tools::ToolDef, arguments: &Value) -> Option<Question> {
+    if !caller.version.is_stateless() || !asking::can_elicit(&caller.capabilities) || !tool.offered(&caller.connection)
+    {
+        return None;
+    }
+    tool.asks.and_then(|asks| asks(arguments))
+}
+
+/// The person's answer in this call, if it carries one for the question this server asked.
+fn asked(
+    state: &McpState,
+    caller: &Caller,
+    tool: &str,
+    arguments: &Value,
+    question: &Question,
+    params: &Map<String, Value>,
+) -> Result<Answer, RpcError> {
+    let token = match params.get("requestState") {
+        // No state: whatever answers came, the question was not asked of this call.
+        None | Some(Value::Null) => return Ok(Answer::Missing),
+        Some(Value::String(token)) => token,
+        Some(_) => {
+            return Err(RpcError::invalid_params(
+                "requestState must be the string this server gave",
+            ));
+        }
+    };
+    let now_ms = crate::clock::unix_now() * 1000;
+    let signing = state.journal.signing_key();
+    asking::check_state(
+        signing,
+        token,
+        &caller.connection.id,
+        tool,
+        arguments,
+        question.key,
+        now_ms,
+    )?;
+    asking::answer(params, question.key)
+}
+
+/// Asks the person: an `input_required` result with a signed state, recorded in the audit log.
+async fn ask(
+    state: &McpState,
+    caller: &Caller,
+    id: Value,
+    tool: &str,
+    arguments: &Value,
+    question: &Question,
+) -> Encoded {
+    let now_ms = crate::clock::unix_now() * 1000;
+    let signing = state.journal.signing_key();
+    let token = asking::state(signing, &caller.connection.id, tool, arguments, question.key, now_ms);
+    let record = audit::Record {
+        connection_id: caller.connection.id.clone(),
+        connection_label: caller.connection.label.clone(),
+        tool: tool.to_string(),
+        arguments: arguments.clone(),
+        outcome: Outcome::Refused,
+        detail: format!("input required: asked the person \"{}\"", question.message),
+        change: None,
+    };
+    if let Err(error) = state.audit.record(record).await {
+        tracing::error!(%error, "the audit log could not be written");
+        return Encoded::value(&jsonrpc::error(
+            id,
+            INTERNAL_ERROR,
+            "the call could not be recorded in the audit log; try again",
+        ));
+    }
+    let mut result = asking::input_required(question, &token);
+    result["_meta"] = serde_json::from_str(stateless::SERVER_META).unwrap_or_default();
+    Encoded::result_text(&id, &result.to_string())
 }
 
 /// The `tools/call` result as JSON text. A success carries its serialized output twice: as the text

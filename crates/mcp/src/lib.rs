@@ -10,6 +10,7 @@
 //! (`journal-context`): it cannot reach sign-in, the owner app or the CLI, which the server crate
 //! holds; the server mounts `transport` on its routes and runs `stdio` for `journal mcp stdio`.
 
+pub mod asking;
 pub mod changes;
 pub mod dispatch;
 pub mod jsonrpc;

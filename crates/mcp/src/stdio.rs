@@ -268,10 +268,12 @@ impl Server<'_> {
             let reply = match stateless::admit(&method, &params, None) {
                 Err(refused) => Encoded::value(&refused.reply(id)),
                 Ok(_) if method == "subscriptions/listen" => return self.subscribe(id, &params).await,
-                Ok((version, _meta)) => {
+                Ok((version, meta)) => {
+                    let capabilities = meta.capabilities;
                     let caller = Caller {
                         connection: Arc::new(connection),
                         version,
+                        capabilities,
                         session: None,
                     };
                     dispatch::request(self.state, &caller, id, &method, params).await
@@ -309,6 +311,7 @@ impl Server<'_> {
         let caller = Caller {
             connection: Arc::new(connection),
             version: session.version,
+            capabilities: serde_json::Map::new(),
             session: Some(SessionView {
                 id: self.session.as_ref().map(|(id, _)| id.clone()).unwrap_or_default(),
                 listed_generation: session.listed_generation,

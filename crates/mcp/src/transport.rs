@@ -146,8 +146,8 @@ async fn answer_stateless(
         method: header(METHOD_HEADER),
         name: header(NAME_HEADER),
     };
-    let version = match stateless::admit(&method, &params, Some(&sent)) {
-        Ok((version, _meta)) => version,
+    let (version, capabilities) = match stateless::admit(&method, &params, Some(&sent)) {
+        Ok((version, meta)) => (version, meta.capabilities),
         Err(refused) => return json_response(refused.status(), refused.reply(id)),
     };
     if method == "subscriptions/listen" {
@@ -156,6 +156,7 @@ async fn answer_stateless(
     let caller = Caller {
         connection,
         version,
+        capabilities,
         session: None,
     };
     text_response(
@@ -372,6 +373,7 @@ fn resume(state: &McpState, headers: &HeaderMap, connection: Arc<Connection>) ->
     Ok(Caller {
         connection,
         version: session.version,
+        capabilities: serde_json::Map::new(),
         session: Some(SessionView {
             id,
             listed_generation: session.listed_generation,

@@ -24,6 +24,7 @@ pub const DEF: ToolDef = ToolDef {
     input: crate::schema::of::<Args>,
     output: crate::schema::of::<Output>,
     handler: handler!(read),
+    asks: None,
 };
 
 /// The connections one answer shows; find_connections pages through more.

@@ -18,6 +18,7 @@ pub const DEF: ToolDef = ToolDef {
     input: crate::schema::of::<Args>,
     output: crate::schema::of::<Output>,
     handler: handler!(read),
+    asks: None,
 };
 
 /// The most text one fetch returns.

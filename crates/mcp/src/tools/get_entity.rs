@@ -21,6 +21,7 @@ pub const DEF: ToolDef = ToolDef {
     input: crate::schema::of::<Args>,
     output: crate::schema::of::<Output>,
     handler: handler!(read),
+    asks: None,
 };
 
 /// Arguments of get_entity.

@@ -73,6 +73,7 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use super::asking::Question;
 use super::protocol::Version;
 use super::schema;
 use crate::auth::{Category, Connection, WriteMode};
@@ -110,6 +111,9 @@ pub struct ToolDef {
     pub output: fn() -> Value,
     /// How it runs (`handler!` in the tool's file).
     pub handler: Handler,
+    /// What it asks the person before it runs with these arguments, when the client can ask
+    /// (2026-07-28, elicitation declared); None for a tool that never asks.
+    pub asks: Option<fn(&Value) -> Option<Question>>,
 }
 
 /// A tool call in flight.

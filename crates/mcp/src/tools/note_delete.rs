@@ -7,6 +7,7 @@ use serde::Deserialize;
 use super::args::ExpectedHash;
 use super::note_change::{self, Output};
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_len};
+use crate::asking::Question;
 use crate::auth::Category;
 use crate::journal::notes::rules::MAX_PATH_BYTES;
 use crate::journal::notes::write::{self, NoteChange};
@@ -23,6 +24,7 @@ pub const DEF: ToolDef = ToolDef {
     input: crate::schema::of::<Args>,
     output: crate::schema::of::<Output>,
     handler: handler!(write),
+    asks: Some(question),
 };
 
 /// Arguments of note_delete.
@@ -32,8 +34,9 @@ pub struct Args {
     /// The note (Projects/old.md) or folder (Projects/old/) from the top of the notes folder.
     #[schemars(length(min = 1, max = 1024))]
     pub path: String,
-    /// Must be true: a deletion is never made by accident.
-    pub confirm: bool,
+    /// Must be true: a deletion is never made by accident. A client that can ask the person
+    /// (2026-07-28 with elicitation) may leave it out, and the person is asked.
+    pub confirm: Option<bool>,
     /// The note's hash as note_read answered it; a different current hash is a conflict.
     pub expected_hash: Option<ExpectedHash>,
 }
@@ -44,8 +47,21 @@ impl super::Touches for Args {
     }
 }
 
+/// A call without `confirm: true` asks the person, where the client can ask.
+fn question(arguments: &serde_json::Value) -> Option<Question> {
+    if arguments.get("confirm") == Some(&serde_json::Value::Bool(true)) {
+        return None;
+    }
+    let path = arguments.get("path").and_then(serde_json::Value::as_str).unwrap_or("?");
+    let path: String = path.chars().filter(|c| !c.is_control()).take(200).collect();
+    Some(Question {
+        key: "confirm",
+        message: format!("Move \"{path}\" to the journal's trash? The owner can bring it back from there."),
+    })
+}
+
 pub async fn run(context: &ToolContext<'_>, args: Args, raw: serde_json::Value) -> Result<ToolOutput, ToolError> {
-    if !args.confirm {
+    if args.confirm != Some(true) {
         return Err(ToolError::Invalid(
             "note_delete needs confirm: true; the note goes to the journal's trash, and the owner can bring it back"
                 .into(),

@@ -23,6 +23,7 @@ pub const DEF: ToolDef = ToolDef {
     input: crate::schema::of::<Args>,
     output: crate::schema::of::<Output>,
     handler: handler!(read),
+    asks: None,
 };
 
 /// The most body text one read returns; the hash is still of the whole file.

@@ -23,6 +23,7 @@ pub const DEF: ToolDef = ToolDef {
     input: crate::schema::of::<Args>,
     output: crate::schema::of::<Output>,
     handler: handler!(write),
+    asks: None,
 };
 
 /// Arguments of note_write.

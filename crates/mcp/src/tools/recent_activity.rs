@@ -22,6 +22,7 @@ pub const DEF: ToolDef = ToolDef {
     input: crate::schema::of::<Args>,
     output: crate::schema::of::<Output>,
     handler: handler!(read),
+    asks: None,
 };
 
 /// Arguments of recent_activity.

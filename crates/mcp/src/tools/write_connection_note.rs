@@ -22,6 +22,7 @@ pub const DEF: ToolDef = ToolDef {
     input: crate::schema::of::<Args>,
     output: crate::schema::of::<WriteOutput>,
     handler: handler!(write),
+    asks: None,
 };
 
 /// Arguments of write_connection_note.
