@@ -152,3 +152,42 @@ def test_the_owners_narrowing_applies_at_the_next_request(journal):
     assert not before.is_error
     assert after.is_error and "does not include note_read" in text_of(after)
     assert "note_read" not in tools
+
+
+def test_note_delete_asks_the_person_through_the_clients_elicitation(journal):
+    """The SDK answers `input_required` with its elicitation callback and calls again with the signed state: the
+    note goes only on the person's yes."""
+    import mcp_types as types
+
+    writer = SimpleNamespace(**{**vars(journal), "key": mint_key(journal.dir, "asker", ["notes"], write="force")})
+    asked = []
+
+    def answering(yes):
+        async def on_elicit(context, params):
+            asked.append(params.message)
+            if yes:
+                return types.ElicitResult(action="accept", content={"confirm": True})
+            return types.ElicitResult(action="decline")
+
+        return on_elicit
+
+    def with_callback(yes):
+        @contextlib.asynccontextmanager
+        async def client():
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {writer.key}"}, timeout=30) as http:
+                transport = streamable_http_client(writer.url, http_client=http)
+                async with Client(transport, mode="2026-07-28", cache=None, elicitation_callback=answering(yes)) as c:
+                    yield c
+
+        return client
+
+    async def delete(c):
+        return await c.call_tool("note_delete", {"path": "Ideas.md"})
+
+    declined = run_with(with_callback(False), delete)
+    assert declined.is_error and "did not say yes" in text_of(declined)
+    assert (journal.vault / "Ideas.md").exists()
+    deleted = run_with(with_callback(True), delete)
+    assert not deleted.is_error, text_of(deleted)
+    assert not (journal.vault / "Ideas.md").exists()
+    assert len(asked) == 2 and all("Ideas.md" in message for message in asked), asked
