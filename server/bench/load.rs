@@ -85,6 +85,8 @@ pub struct LoadOptions {
     pub search_tool: String,
     /// For a baseline in another process: the size of body to ask it for (`baseline::SIZE_HEADER`).
     pub body_bytes: Option<usize>,
+    /// Speak 2026-07-28: no session, each request with its `_meta` and the standard headers.
+    pub stateless: bool,
 }
 
 /// What a run measured.
@@ -166,6 +168,7 @@ struct Session {
     key: Option<String>,
     session: Option<String>,
     body_bytes: Option<String>,
+    stateless: bool,
 }
 
 impl Session {
@@ -180,8 +183,9 @@ impl Session {
             key,
             session: None,
             body_bytes: options.body_bytes.map(|n| n.to_string()),
+            stateless: options.stateless,
         };
-        if session.key.is_some() {
+        if session.key.is_some() && !session.stateless {
             let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
                 "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "journal-bench", "version": "1"}}});
             let (status, headers, _) = session.post(&init).await?;
@@ -208,6 +212,17 @@ impl Session {
         let mut request = hyper::Request::post(&self.url)
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream");
+        let stateless_body;
+        let body = if self.stateless {
+            let (headers, with_meta) = stateless(body);
+            for (name, value) in headers {
+                request = request.header(name, value);
+            }
+            stateless_body = with_meta;
+            &stateless_body
+        } else {
+            body
+        };
         if let Some(key) = &self.key {
             request = request.header("authorization", format!("Bearer {key}"));
         }
@@ -249,6 +264,32 @@ impl Session {
             let _ = self.http.request(request).await;
         }
     }
+}
+
+/// A request as 2026-07-28 sends it: the standard headers, and its version and (no) capabilities in
+/// `_meta`.
+fn stateless(body: &Value) -> (Vec<(&'static str, String)>, Value) {
+    let mut body = body.clone();
+    let method = body["method"].as_str().unwrap_or_default().to_string();
+    let mut headers = vec![
+        ("mcp-protocol-version", "2026-07-28".to_string()),
+        ("mcp-method", method.clone()),
+    ];
+    if body.get("id").is_some() {
+        if !body["params"].is_object() {
+            body["params"] = json!({});
+        }
+        body["params"]["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        if method == "tools/call"
+            && let Some(name) = body["params"]["name"].as_str()
+        {
+            headers.push(("mcp-name", name.to_string()));
+        }
+    }
+    (headers, body)
 }
 
 /// Paths of notes to read, from one listing of the newest thousand.
@@ -477,6 +518,29 @@ fn next(state: &mut u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stateless_request_carries_its_version_and_the_standard_headers() {
+        let call =
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "search", "arguments": {}}});
+        let (headers, body) = stateless(&call);
+        assert_eq!(
+            headers,
+            [
+                ("mcp-protocol-version", "2026-07-28".to_string()),
+                ("mcp-method", "tools/call".to_string()),
+                ("mcp-name", "search".to_string())
+            ]
+        );
+        assert_eq!(
+            body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+        assert_eq!(body["params"]["name"], "search");
+        let (headers, body) = stateless(&json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}));
+        assert_eq!(headers.len(), 2);
+        assert!(body["params"]["_meta"].is_object());
+    }
 
     #[test]
     fn errors_are_told_from_answers() {

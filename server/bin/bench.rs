@@ -59,6 +59,10 @@ struct Args {
     /// example pinned to the server's core with taskset) instead of one inside this process.
     #[arg(long, value_name = "URL", conflicts_with = "no_baseline")]
     baseline_url: Option<String>,
+    /// The protocol the clients speak: 2025-11-25 (a session each) or 2026-07-28 (no session; every
+    /// request carries its version and the standard headers).
+    #[arg(long, default_value = "2025-11-25", value_parser = ["2025-11-25", "2026-07-28"])]
+    protocol: String,
     /// Only serve the baseline on this address (e.g. 127.0.0.1:17999) for --seconds, and measure nothing.
     #[arg(long, value_name = "ADDR")]
     serve_baseline: Option<std::net::SocketAddr>,
@@ -133,6 +137,7 @@ async fn run(args: Args) -> Result<(), String> {
         queries: std::sync::Arc::new(queries),
         search_tool: args.search_tool.clone(),
         body_bytes: None,
+        stateless: args.protocol == "2026-07-28",
     };
     let mut report = bench::run(&options).await?;
     let cpu = match (args.pid, before) {
@@ -140,8 +145,8 @@ async fn run(args: Args) -> Result<(), String> {
         _ => None,
     };
     println!(
-        "journal: {} clients, {} requests, mix {}",
-        args.clients, args.requests, args.mix
+        "journal: {} clients, {} requests, mix {}, protocol {}",
+        args.clients, args.requests, args.mix, args.protocol
     );
     print_report(&mut report);
     if let (Some(pid), Some(cpu)) = (args.pid, cpu) {
@@ -169,6 +174,7 @@ async fn run(args: Args) -> Result<(), String> {
         keys: Vec::new(),
         mix: vec![(Op::Plain, 1)],
         body_bytes: Some(size),
+        stateless: false,
         ..options
     };
     let mut baseline = bench::run(&baseline_options).await?;

@@ -8,30 +8,12 @@ import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { startProxy } from './proxy.mjs';
+import { JOURNAL, journal, serve } from './served.mjs';
 
-const ROOT = resolve(import.meta.dirname, '..', '..');
 const HERE = import.meta.dirname;
-const JOURNAL = process.env.JOURNAL_BIN ?? join(ROOT, 'target', 'debug', 'journal');
 const SUITE = join(HERE, 'node_modules', '.bin', 'conformance');
-
-function journal(dir, ...args) {
-  return execFileSync(JOURNAL, ['--journal', dir, ...args], { encoding: 'utf8' });
-}
-
-function serve(dir) {
-  const child = spawn(JOURNAL, ['--journal', dir, 'serve', '--local-addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  return new Promise((done, fail) => {
-    let seen = '';
-    child.stdout.on('data', (chunk) => {
-      seen += chunk;
-      const match = /at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(seen);
-      if (match) done({ url: match[1], child });
-    });
-    child.on('exit', (code) => fail(new Error(`journal serve exited with ${code}`)));
-  });
-}
 
 function freshKey(dir, n) {
   const label = `conformance-${n}`;
