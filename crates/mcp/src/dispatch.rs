@@ -223,12 +223,8 @@ fn tools_list(state: &McpState, caller: &Caller, id: Value, params: &Map<String,
             .sessions
             .set_listed(&session.id, caller.connection.grant.generation);
     }
-    // The list follows the credential's grant: private to it.
-    let cache = Cache {
-        ttl_ms: stateless::LIST_TTL_MS,
-        private: true,
-    };
-    answer(caller, &id, &result, Some(cache))
+    // Kept whole, in either era (a 2026-07-28 answer with its fields and hints already).
+    Encoded::result_text(&id, &result)
 }
 
 async fn tools_call(state: &McpState, caller: &Caller, id: Value, mut params: Map<String, Value>) -> Encoded {

@@ -1,8 +1,8 @@
 //! The `tools/list` answer: which tools a grant offers, with their grant-dependent enums filled in,
 //! paged, and serialized once for each distinct shape of grant.
 //!
-//! An answer depends only on what the key holds: whether the session's protocol version has
-//! structured tools (titles and output schemas), the grant's categories, the facet ids it reaches, its
+//! An answer depends only on what the key holds: whether the protocol version has structured tools
+//! (titles and output schemas) and is 2026-07-28 (whose answer carries that era's fields), the grant's categories, the facet ids it reaches, its
 //! write mode and the page. Because the key is the whole input, an entry never goes stale and needs no
 //! invalidation: a changed grant or a new facet is simply another key. Agents call `tools/list`
 //! often, and building, copying and serializing nine schemas cost about 300 µs a call; a cached
@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 use super::protocol::Version;
+use super::stateless::{self, Cache};
 use super::tools::{self, ToolContext};
 use crate::auth::{Category, WriteMode};
 
@@ -26,6 +27,8 @@ const MAX_ANSWERS: usize = 256;
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Key {
     structured: bool,
+    /// 2026-07-28's answer carries `resultType`, the server and caching hints: kept whole too.
+    stateless: bool,
     categories: Vec<Category>,
     facet_ids: Vec<String>,
     write_mode: WriteMode,
@@ -44,6 +47,7 @@ impl Listings {
     pub fn result(&self, context: &ToolContext<'_>, version: Version, offset: usize) -> Option<Arc<str>> {
         let key = Key {
             structured: version.has_structured_tools(),
+            stateless: version.is_stateless(),
             categories: context.connection.grant.categories.iter().copied().collect(),
             facet_ids: context.reachable_facet_ids(),
             write_mode: context.connection.grant.write_mode,
@@ -52,7 +56,17 @@ impl Listings {
         if let Some(text) = self.lock().get(&key) {
             return Some(text.clone());
         }
-        let text: Arc<str> = build(context, version, offset)?.to_string().into();
+        let built = build(context, version, offset)?.to_string();
+        let text: Arc<str> = if version.is_stateless() {
+            // The list follows the credential's grant: private to it.
+            let cache = Cache {
+                ttl_ms: stateless::LIST_TTL_MS,
+                private: true,
+            };
+            stateless::complete(&built, Some(cache)).into()
+        } else {
+            built.into()
+        };
         let mut answers = self.lock();
         if answers.len() >= MAX_ANSWERS {
             answers.clear();
