@@ -23,6 +23,7 @@ mod prompts_resources;
 mod properties;
 mod proposals;
 mod routes;
+mod sdk_rust;
 mod sessions;
 mod soak;
 mod stateless;
