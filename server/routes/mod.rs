@@ -75,7 +75,9 @@ async fn preflight() -> Response {
     );
     headers.insert(
         header::ACCESS_CONTROL_ALLOW_HEADERS,
-        HeaderValue::from_static("authorization, content-type, mcp-protocol-version, mcp-session-id"),
+        HeaderValue::from_static(
+            "authorization, content-type, mcp-protocol-version, mcp-session-id, mcp-method, mcp-name",
+        ),
     );
     headers.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));
     response

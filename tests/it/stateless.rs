@@ -456,3 +456,29 @@ async fn stdio_serves_both_eras_line_by_line() {
         assert_eq!(reply["id"], line["id"]);
     }
 }
+
+/// A 2026-07-28 client in a browser page sends the standard headers across origins: the preflight
+/// allows them.
+#[tokio::test]
+async fn the_preflight_allows_the_standard_headers() {
+    let server = TestServer::start().await;
+    let reply = Client::new(&server.url(), None)
+        .raw(
+            Method::OPTIONS,
+            &[
+                ("origin", "http://localhost:6274"),
+                ("access-control-request-method", "POST"),
+                (
+                    "access-control-request-headers",
+                    "mcp-method, mcp-name, mcp-protocol-version",
+                ),
+            ],
+            "",
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::NO_CONTENT);
+    let allowed = reply.header("access-control-allow-headers").unwrap();
+    for header in ["mcp-method", "mcp-name", "mcp-protocol-version", "authorization"] {
+        assert!(allowed.split(", ").any(|h| h == header), "{header}: {allowed}");
+    }
+}
