@@ -159,8 +159,15 @@ async fn notes_are_resources_and_private_is_missing() {
 
     let read = client.rpc("resources/read", json!({"uri": uri_of("Inbox.md")})).await["result"].clone();
     let file = std::fs::read_to_string(server.root().join("notes/Inbox.md")).unwrap();
-    let text = read["contents"][0]["text"].as_str().unwrap();
-    assert!(file.ends_with(text) && !text.is_empty(), "the body of the file");
+    assert_eq!(read["contents"][0]["text"], file, "the file as it is");
+    let with_frontmatter =
+        std::fs::read_to_string(server.root().join("notes").join(demo_notes::READ_ONLY_NOTE)).unwrap();
+    assert!(with_frontmatter.starts_with("---"));
+    let fronted = client
+        .rpc("resources/read", json!({"uri": uri_of(demo_notes::READ_ONLY_NOTE)}))
+        .await["result"]
+        .clone();
+    assert_eq!(fronted["contents"][0]["text"], with_frontmatter, "frontmatter and all");
     assert_eq!(read["contents"][0]["uri"], uri_of("Inbox.md"));
 
     // A private note, a missing one, another scheme and a path that climbs out: one answer (-32002

@@ -131,7 +131,7 @@ pub fn asked(params: &Map<String, Value>) -> Result<&str, RpcError> {
         .ok_or_else(|| RpcError::invalid_params("resources/read needs params.uri, a URI from resources/list"))
 }
 
-/// `resources/read`: the note's markdown body. `not_found` is the code this version gives a
+/// `resources/read`: the note's file as it is (frontmatter and body). `not_found` is the code this version gives a
 /// resource that is not there.
 pub async fn read(context: &ToolContext<'_>, uri: &str, not_found: i64) -> Result<Value, RpcError> {
     let missing = || RpcError::new(not_found, format!("resource not found: {uri}")).with_data(json!({ "uri": uri }));
@@ -143,7 +143,7 @@ pub async fn read(context: &ToolContext<'_>, uri: &str, not_found: i64) -> Resul
         Err(ToolError::Failed(message)) => return Err(RpcError::new(super::jsonrpc::INTERNAL_ERROR, message)),
         Err(_) => return Err(missing()),
     };
-    let (text, _) = super::tools::fetch::cut(read.body, super::tools::note_read::MAX_BODY_BYTES);
+    let (text, _) = super::tools::fetch::cut(read.text, super::tools::note_read::MAX_BODY_BYTES);
     Ok(json!({
         "contents": [{ "uri": uri_of(&read.note.path), "mimeType": MIME, "text": text }],
     }))

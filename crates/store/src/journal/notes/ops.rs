@@ -54,6 +54,8 @@ pub struct NoteText {
     /// The note as read just now.
     pub note: Note,
     pub body: String,
+    /// The whole file as it is, frontmatter and body.
+    pub text: String,
     pub sight: Sight,
     /// The governing AGENTS.md: its path and body.
     pub agents_md: Option<(String, String)>,
@@ -136,21 +138,22 @@ pub fn read(vault: &Vault, reader: &Reader, target: &Target) -> Result<NoteText,
         }
     };
     let path = found.ok_or_else(|| missing(target))?.0.path.clone();
-    let (note, body, seen) = fresh(vault, reader, &path).ok_or_else(|| missing(target))?;
+    let (note, body, text, seen) = fresh(vault, reader, &path).ok_or_else(|| missing(target))?;
     let agents_md = set
         .agents_md(&path, reader)
         .and_then(|governing| fresh(vault, reader, &governing.path))
-        .map(|(governing, body, _)| (governing.path, body));
+        .map(|(governing, body, _, _)| (governing.path, body));
     Ok(NoteText {
         note,
         body,
+        text,
         sight: seen,
         agents_md,
     })
 }
 
-/// A note's file as it is now, if `reader` may still see it.
-fn fresh(vault: &Vault, reader: &Reader, path: &str) -> Option<(Note, String, Sight)> {
+/// A note's file as it is now, if `reader` may still see it: the note, its body, its whole text.
+fn fresh(vault: &Vault, reader: &Reader, path: &str) -> Option<(Note, String, String, Sight)> {
     let (bytes, modified_ms) = vault.read_file(path)?;
     let read = note::read(path, &bytes, modified_ms).ok()?;
     let seen = sight(&read.note, reader);
@@ -158,7 +161,8 @@ fn fresh(vault: &Vault, reader: &Reader, path: &str) -> Option<(Note, String, Si
         return None;
     }
     let body = read.body.to_string();
-    Some((read.note, body, seen))
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    Some((read.note, body, text, seen))
 }
 
 /// Runs a query over the notes `reader` may see.
