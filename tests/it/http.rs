@@ -267,7 +267,7 @@ async fn malformed_messages_are_invalid_requests() {
         assert_eq!(reply.json()["error"]["code"], -32600, "{body}");
     }
     let reply = client
-        .post(&json!({"jsonrpc": "2.0", "id": 9, "method": "completion/complete"}))
+        .post(&json!({"jsonrpc": "2.0", "id": 9, "method": "sampling/createMessage"}))
         .await;
     assert_eq!(reply.status, StatusCode::OK);
     assert_eq!(reply.json()["error"]["code"], -32601);

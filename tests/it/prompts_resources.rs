@@ -265,3 +265,57 @@ async fn at_2026_07_28_lists_carry_caching_hints_and_a_missing_resource_is_inval
     assert!(discovered["capabilities"]["prompts"].is_object());
     assert!(discovered["capabilities"]["resources"].is_object());
 }
+
+#[tokio::test]
+async fn note_paths_complete_as_typed_and_private_stays_missing() {
+    let server = TestServer::start().await;
+    let key = server.key("notes", &["notes"], None).await;
+    let client = Client::connected(&server.url(), &key).await;
+    let complete = |typed: &'static str| {
+        client.rpc(
+            "completion/complete",
+            json!({"ref": {"type": "ref/resource", "uri": "journal://notes/{+path}"},
+                "argument": {"name": "path", "value": typed}}),
+        )
+    };
+    let offered = complete("areas/").await["result"]["completion"].clone();
+    let values: Vec<&str> = offered["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        !values.is_empty() && values.iter().all(|v| v.starts_with("Areas/")),
+        "{values:?}"
+    );
+    assert!(!values.contains(&demo_notes::PRIVATE_NOTE), "private = missing");
+    assert_eq!(offered["total"], values.len());
+    assert_eq!(offered["hasMore"], false);
+    let mut sorted = values.clone();
+    sorted.sort_unstable();
+    assert_eq!(values, sorted);
+    let everything = complete("").await["result"]["completion"].clone();
+    let listed = all_resources(&client).await;
+    assert_eq!(everything["total"], listed.len(), "as many as resources/list shows");
+    // A prompt's argument, an unknown template: nothing to offer, and no error that would tell.
+    for reference in [
+        json!({"type": "ref/prompt", "name": "weekly-review"}),
+        json!({"type": "ref/prompt", "name": "no-such-prompt"}),
+        json!({"type": "ref/resource", "uri": "file:///{path}"}),
+    ] {
+        let answer = client
+            .rpc(
+                "completion/complete",
+                json!({"ref": reference, "argument": {"name": "path", "value": ""}}),
+            )
+            .await;
+        assert_eq!(answer["result"]["completion"]["values"], json!([]), "{reference}");
+    }
+    let malformed = client
+        .rpc("completion/complete", json!({"ref": {"type": "ref/tool"}}))
+        .await;
+    assert_eq!(malformed["error"]["code"], -32602);
+    server.grant_by_label("notes", &["transcripts"], None).await;
+    assert_eq!(complete("").await["result"]["completion"]["values"], json!([]));
+}

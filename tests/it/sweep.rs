@@ -104,7 +104,7 @@ async fn malformed_requests_get_clear_errors_and_change_nothing() {
         ("an empty body", Vec::new(), Expect::Rpc(400, -32700)),
         (
             "an unknown method",
-            br#"{"jsonrpc":"2.0","id":1,"method":"completion/complete"}"#.to_vec(),
+            br#"{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage"}"#.to_vec(),
             Expect::Rpc(200, -32601),
         ),
         (

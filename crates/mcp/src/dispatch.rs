@@ -16,7 +16,7 @@ use super::protocol::Version;
 use super::state::McpState;
 use super::stateless::{self, Cache};
 use super::tools::{self, ToolContext, ToolError, ToolOutput};
-use super::{prompts, resources};
+use super::{completion, prompts, resources};
 use crate::auth::Connection;
 use crate::auth::audit::{self, Outcome};
 
@@ -45,6 +45,7 @@ fn capabilities(stateless: bool) -> Value {
         "tools": { "listChanged": true },
         "prompts": { "listChanged": true },
         "resources": { "subscribe": stateless, "listChanged": true },
+        "completions": {},
     })
 }
 
@@ -92,6 +93,14 @@ pub async fn request(
         }
         "tools/list" => return tools_list(state, caller, id, &params),
         "tools/call" => return tools_call(state, caller, id, params).await,
+        "completion/complete" => {
+            let outcome = completion::asked(&params).map(|asked| completion::complete(&context(state, caller), &asked));
+            return match outcome {
+                // Offers change as the notes do: never kept.
+                Ok(result) => answer(caller, &id, &result.to_string(), None),
+                Err(error) => Encoded::value(&error.reply(id)),
+            };
+        }
         "prompts/list" => return listed(caller, &id, prompts::list(&context(state, caller), &params)),
         "resources/list" => return listed(caller, &id, resources::list(&context(state, caller), &params)),
         "resources/templates/list" => {

@@ -12,6 +12,7 @@
 
 pub mod asking;
 pub mod changes;
+pub mod completion;
 pub mod dispatch;
 pub mod jsonrpc;
 pub mod listen;

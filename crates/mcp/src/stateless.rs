@@ -27,7 +27,7 @@ pub const UNSUPPORTED_VERSION: i64 = -32022;
 
 /// The methods this era answers. Everything else (among them `initialize`, `ping` and
 /// `logging/setLevel`, which 2026-07-28 removed) is an unknown method.
-pub const METHODS: [&str; 9] = [
+pub const METHODS: [&str; 10] = [
     "server/discover",
     "tools/list",
     "tools/call",
@@ -37,6 +37,7 @@ pub const METHODS: [&str; 9] = [
     "resources/templates/list",
     "resources/read",
     "subscriptions/listen",
+    "completion/complete",
 ];
 
 /// The `_meta` of a result: who answered, as the specification asks of every result.
