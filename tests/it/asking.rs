@@ -83,6 +83,17 @@ async fn a_delete_asks_the_person_and_happens_only_on_their_yes_for_that_call() 
         .await;
         assert_eq!(refused["error"]["code"], -32602, "{refused}");
     }
+    let not_text = call(
+        &server,
+        &key,
+        params(
+            json!({"path": "Ideas.md"}),
+            elicit.clone(),
+            json!({"inputResponses": yes(), "requestState": 5}),
+        ),
+    )
+    .await;
+    assert_eq!(not_text["error"]["code"], -32602, "a state is the string given");
     // An answer to another question asks again; a no deletes nothing.
     let other = json!({"other": {"action": "accept", "content": {"other": true}}});
     let again = call(

@@ -246,6 +246,23 @@ async fn stdio_carries_notifications_between_answers_and_a_cancel_ends_a_subscri
         2,
         "requests are answered while a subscription is open"
     );
+    // A second subscription under an open one's id, and a filter that is not one, are refused.
+    send(json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+        "params": {"_meta": meta(), "notifications": {"toolsListChanged": true}}}))
+    .await;
+    let taken = next().await;
+    assert_eq!(
+        (taken["id"].clone(), taken["error"]["code"].clone()),
+        (json!(1), json!(-32600))
+    );
+    send(json!({"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen",
+        "params": {"_meta": meta(), "notifications": ["tools"]}}))
+    .await;
+    let bad = next().await;
+    assert_eq!(
+        (bad["id"].clone(), bad["error"]["code"].clone()),
+        (json!(9), json!(-32602))
+    );
     server.grant_by_label("local", &["notes", "transcripts"], None).await;
     let heard = next().await;
     assert_eq!(heard["method"], "notifications/tools/list_changed");

@@ -177,15 +177,7 @@ async fn audited(
         Err(error) if error.code == INTERNAL_ERROR => (Outcome::Error, error.message.clone()),
         Err(error) => (Outcome::Refused, error.message.clone()),
     };
-    let record = audit::Record {
-        connection_id: caller.connection.id.clone(),
-        connection_label: caller.connection.label.clone(),
-        tool: method.to_string(),
-        arguments,
-        outcome: audit_outcome,
-        detail,
-        change: None,
-    };
+    let record = record(caller, method, arguments, audit_outcome, detail);
     if let Err(error) = state.audit.record(record).await {
         tracing::error!(%error, "the audit log could not be written; the answer is withheld");
         return Encoded::value(&jsonrpc::error(
@@ -197,6 +189,19 @@ async fn audited(
     match outcome {
         Ok(result) => answer(caller, &id, &result.to_string(), cache),
         Err(error) => Encoded::value(&error.reply(id)),
+    }
+}
+
+/// An audit record of the caller's connection (no note change named).
+fn record(caller: &Caller, tool: &str, arguments: Value, outcome: Outcome, detail: String) -> audit::Record {
+    audit::Record {
+        connection_id: caller.connection.id.clone(),
+        connection_label: caller.connection.label.clone(),
+        tool: tool.to_string(),
+        arguments,
+        outcome,
+        detail,
+        change: None,
     }
 }
 
@@ -278,13 +283,8 @@ async fn tools_call(state: &McpState, caller: &Caller, id: Value, mut params: Ma
         write_mode: connection.grant.write_mode.as_str().into(),
     });
     let record = audit::Record {
-        connection_id: connection.id.clone(),
-        connection_label: connection.label.clone(),
-        tool: name.clone(),
-        arguments: arguments.clone(),
-        outcome: Outcome::Error,
-        detail: String::new(),
         change,
+        ..record(caller, &name, arguments.clone(), Outcome::Error, String::new())
     };
     let offered = tool.offered(&caller.connection);
     // A call that may change something is recorded before it runs, and its outcome written after.
@@ -412,15 +412,8 @@ async fn ask(
     let now_ms = crate::clock::unix_now() * 1000;
     let signing = state.journal.signing_key();
     let token = asking::state(signing, &caller.connection.id, tool, arguments, question.key, now_ms);
-    let record = audit::Record {
-        connection_id: caller.connection.id.clone(),
-        connection_label: caller.connection.label.clone(),
-        tool: tool.to_string(),
-        arguments: arguments.clone(),
-        outcome: Outcome::Refused,
-        detail: format!("input required: asked the person \"{}\"", question.message),
-        change: None,
-    };
+    let detail = format!("input required: asked the person \"{}\"", question.message);
+    let record = record(caller, tool, arguments.clone(), Outcome::Refused, detail);
     if let Err(error) = state.audit.record(record).await {
         tracing::error!(%error, "the audit log could not be written");
         return Encoded::value(&jsonrpc::error(
@@ -430,7 +423,7 @@ async fn ask(
         ));
     }
     let mut result = asking::input_required(question, &token);
-    result["_meta"] = serde_json::from_str(stateless::SERVER_META).unwrap_or_default();
+    result["_meta"] = stateless::server_meta();
     Encoded::result_text(&id, &result.to_string())
 }
 
@@ -469,18 +462,9 @@ fn call_result(outcome: Result<ToolOutput, ToolError>, structured: bool, list_ch
 
 /// Audits a malformed call and answers it with -32602.
 async fn refuse(state: &McpState, caller: &Caller, id: Value, tool: &str, message: &str) -> Encoded {
-    let connection = &caller.connection;
     // Names come from the client: keep the log readable whatever was sent.
     let tool: String = tool.chars().filter(|c| !c.is_control()).take(128).collect();
-    let record = audit::Record {
-        connection_id: connection.id.clone(),
-        connection_label: connection.label.clone(),
-        tool,
-        arguments: Value::Null,
-        outcome: Outcome::Refused,
-        detail: message.to_string(),
-        change: None,
-    };
+    let record = record(caller, &tool, Value::Null, Outcome::Refused, message.to_string());
     let recorded = state.audit.record(record).await;
     if let Err(error) = recorded {
         tracing::error!(%error, "the audit log could not be written");

@@ -18,10 +18,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::changes::{Filter, View, diff};
 use super::state::McpState;
+use super::streams::Held;
 use super::tools::ToolContext;
 use crate::auth::{Connection, connections};
 use crate::journal::facet::Facet;
@@ -70,11 +72,8 @@ pub fn acknowledgment(subscription: &Value, filter: &Filter) -> Value {
 
 /// The last message of a `subscriptions/listen` stream the server ends: its (empty) result.
 pub fn ended(subscription: &Value) -> Value {
-    let server: Value = serde_json::from_str(super::stateless::SERVER_META).unwrap_or_default();
-    let mut meta = json!({ "io.modelcontextprotocol/subscriptionId": subscription });
-    if let (Some(meta), Some(server)) = (meta.as_object_mut(), server.as_object()) {
-        meta.extend(server.clone());
-    }
+    let mut meta = super::stateless::server_meta();
+    meta["io.modelcontextprotocol/subscriptionId"] = subscription.clone();
     json!({ "jsonrpc": "2.0", "id": subscription, "result": { "resultType": "complete", "_meta": meta } })
 }
 
@@ -111,7 +110,7 @@ impl Listener {
         let epoch = state.credentials.epoch();
         let set = state.journal.notes.set();
         let facets = state.journal.facets();
-        let view = view_of(&state, &connection, &set, &filter);
+        let view = view_of(&state, &connection, &set, &facets, &filter);
         Ok(Listener {
             state,
             connection_id,
@@ -125,14 +124,30 @@ impl Listener {
         })
     }
 
-    /// The filter it follows.
-    pub fn filter(&self) -> &Filter {
-        &self.filter
+    /// Runs on a task of its own while it holds its stream's room (`held`): a subscription's
+    /// acknowledgment first, then the notifications, then (when the server ends it) the
+    /// subscription's result. Every transport's stream is this task and a way to carry `out`.
+    pub fn spawn(self, held: Held, out: mpsc::Sender<String>) -> JoinHandle<()> {
+        tokio::spawn(async move {
+            let _held = held;
+            let subscription = self.subscription.clone();
+            if let Some(id) = &subscription
+                && out.send(acknowledgment(id, &self.filter).to_string()).await.is_err()
+            {
+                return;
+            }
+            let end = self.run(out.clone()).await;
+            if let Some(id) = subscription
+                && end != End::Gone
+            {
+                let _ = out.send(ended(&id).to_string()).await;
+            }
+        })
     }
 
     /// Sends each notification its filter asks for on `out` (as JSON text), tagged with its
     /// subscription when it has one, until the end says why.
-    pub async fn run(mut self, out: mpsc::Sender<String>) -> End {
+    async fn run(mut self, out: mpsc::Sender<String>) -> End {
         let mut closing = self.state.closing();
         let mut reloaded = Instant::now();
         let mut ticks = tokio::time::interval(TICK);
@@ -165,7 +180,7 @@ impl Listener {
             }
             self.set = set;
             self.facets = facets;
-            let next = view_of(&self.state, &self.connection, &self.set, &self.filter);
+            let next = view_of(&self.state, &self.connection, &self.set, &self.facets, &self.filter);
             for change in diff(&self.view, &next, &self.filter) {
                 let text = change.notification(self.subscription.as_ref()).to_string();
                 if out.send(text).await.is_err() {
@@ -177,11 +192,17 @@ impl Listener {
     }
 }
 
-fn view_of(state: &McpState, connection: &Connection, set: &NoteSet, filter: &Filter) -> View {
+fn view_of(
+    state: &McpState,
+    connection: &Connection,
+    set: &NoteSet,
+    facets: &Arc<Vec<Facet>>,
+    filter: &Filter,
+) -> View {
     let context = ToolContext {
         journal: &state.journal,
         connection,
-        facets: state.journal.facets(),
+        facets: Arc::clone(facets),
     };
     View::of(&context, set, filter)
 }

@@ -47,6 +47,11 @@ pub const SERVER_META: &str = concat!(
     r#""}}"#
 );
 
+/// `SERVER_META` as a value, for a result built as one.
+pub fn server_meta() -> Value {
+    json!({ "io.modelcontextprotocol/serverInfo": { "name": "journal", "version": env!("CARGO_PKG_VERSION") } })
+}
+
 /// How long `server/discover`'s answer stays fresh: it changes only with the binary.
 pub const DISCOVER_TTL_MS: u64 = 60 * 60 * 1000;
 /// How long a list (tools, prompts, resources) stays fresh. Each follows the credential's grant,

@@ -20,7 +20,7 @@ use serde_json::Value;
 use super::changes::Filter;
 use super::dispatch::{self, Caller, SessionView};
 use super::jsonrpc::{self, Encoded, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Message, PARSE_ERROR};
-use super::listen::{self, End, Listener};
+use super::listen::{self, Listener};
 use super::protocol::Version;
 use super::state::McpState;
 use super::stateless;
@@ -142,32 +142,10 @@ impl Server<'_> {
     /// after the answer is missed); the subscription's messages go out tagged with its id.
     async fn listen(&self, filter: Filter, subscription: Option<Value>) -> Result<JoinHandle<()>, &'static str> {
         let held = self.state.streams.open(&self.connection_id)?;
-        let listener = Listener::start(
-            self.state.clone(),
-            self.connection_id.clone(),
-            filter,
-            subscription.clone(),
-        )
-        .await
-        .map_err(|_| "the connection could not be read; try again")?;
-        let out = self.notes.clone();
-        Ok(tokio::spawn(async move {
-            let _held = held;
-            if let Some(id) = &subscription
-                && out
-                    .send(listen::acknowledgment(id, listener.filter()).to_string())
-                    .await
-                    .is_err()
-            {
-                return;
-            }
-            let end = listener.run(out.clone()).await;
-            if let Some(id) = subscription
-                && end != End::Gone
-            {
-                let _ = out.send(listen::ended(&id).to_string()).await;
-            }
-        }))
+        let listener = Listener::start(self.state.clone(), self.connection_id.clone(), filter, subscription)
+            .await
+            .map_err(|_| "the connection could not be read; try again")?;
+        Ok(listener.spawn(held, self.notes.clone()))
     }
 
     /// Ends every listener (the input ended).

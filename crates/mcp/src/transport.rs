@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 use super::changes::Filter;
 use super::dispatch::{self, Caller, SessionView};
 use super::jsonrpc::{self, Encoded, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Message, PARSE_ERROR};
-use super::listen::{self, End, Listener};
+use super::listen::{self, Listener};
 use super::protocol::Version;
 use super::refusal::{Refusal, json_response, text_response};
 use super::session::{Cap, Evicted, SessionError};
@@ -189,16 +189,7 @@ async fn listen(
         return json_response(StatusCode::SERVICE_UNAVAILABLE, jsonrpc::error(id, INTERNAL_ERROR, why));
     };
     let (out, events) = mpsc::channel(16);
-    let first = listen::acknowledgment(&id, listener.filter()).to_string();
-    tokio::spawn(async move {
-        let _held = held;
-        if out.send(first).await.is_err() {
-            return;
-        }
-        if listener.run(out.clone()).await != End::Gone {
-            let _ = out.send(listen::ended(&id).to_string()).await;
-        }
-    });
+    listener.spawn(held, out);
     event_stream(events)
 }
 
@@ -229,10 +220,7 @@ pub async fn get(
         .await
         .map_err(|_| unavailable("the connection could not be read; try again"))?;
     let (out, events) = mpsc::channel(16);
-    tokio::spawn(async move {
-        let _held = held;
-        listener.run(out).await;
-    });
+    listener.spawn(held, out);
     Ok(event_stream(events))
 }
 
