@@ -14,6 +14,7 @@ use crate::journal::Journal;
 use crate::journal::catalog::Depth;
 pub use crate::listener::ConnectionLimits;
 use crate::listener::{Gate, accept_loop};
+use crate::mcp::catalog;
 use crate::mcp::session::{Limits, Sessions};
 use crate::mcp::state::McpState;
 use crate::oauth::client_metadata::{Fetcher, HttpsFetcher};
@@ -107,7 +108,10 @@ pub async fn start_with(
     };
     let listener = TcpListener::bind(local_addr).await.map_err(listen_error)?;
     let local_addr = listener.local_addr().map_err(listen_error)?;
-    let state = AppState::new(McpState::new(journal, Sessions::new(options.sessions)), options.fetcher);
+    let state = AppState::new(
+        catalog::state(journal, Sessions::new(options.sessions)),
+        options.fetcher,
+    );
     let router = routes::local::router(state.clone(), local_addr);
     let (shutdown, signal) = watch::channel(false);
     // The local route serves first: the other routes' first checks (a CA to load, an ACME order)

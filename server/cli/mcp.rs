@@ -223,7 +223,7 @@ fn shell_word(label: &str) -> String {
 /// the catalog kept in step with the files as `serve` keeps it.
 async fn stdio(journal: &std::sync::Arc<crate::journal::Journal>, label: &str) -> anyhow::Result<()> {
     let connection = connections::find_by_label(&journal.db, label).await?;
-    let state = crate::mcp::state::McpState::new(
+    let state = crate::mcp::catalog::state(
         std::sync::Arc::clone(journal),
         crate::mcp::session::Sessions::new(crate::mcp::session::Limits::default()),
     );

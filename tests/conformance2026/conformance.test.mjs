@@ -2,8 +2,10 @@
 // from npm's node-linux-* packages) against `journal serve`, one scenario at a time at the 2026-07-28
 // wire: stateless requests, server/discover, the standard headers, caching hints, the era's errors.
 // The suite cannot send an Authorization header, so it talks to the header-adding proxy the 2025 run
-// uses. expected-failures.yml lists the checks that need the suite's fixture tools, prompts and
-// resources or what journal does not offer, with reasons.
+// uses. The scenarios that need the suite's fixture tools, prompts and resources run against the
+// fixture server built from the same transport and dispatch (crates/mcp/examples/fixture), which must
+// pass every check of them; `server-stateless` runs against both. expected-failures.yml lists the
+// checks journal itself cannot pass, with reasons.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startProxy } from '../conformance/proxy.mjs';
 import { JOURNAL, journal, serve } from '../conformance/served.mjs';
+import { startFixture } from '../conformance/fixture.mjs';
 
 const HERE = import.meta.dirname;
 const NODE22 = join(HERE, 'node_modules', '.bin', 'node');
@@ -40,17 +43,35 @@ const { key } = JSON.parse(journal(home, 'mcp', 'token', 'create', '--label', 'c
 journal(home, 'mcp', 'permission', 'set', '--token', 'conformance', '--category', 'transcripts', '--category', 'entities', '--category', 'facets', '--category', 'notes');
 // Stateless requests open no sessions, so one key serves every scenario.
 const proxy = await startProxy(url, key);
+const fixture = await startFixture();
+const fixtureProxy = await startProxy(fixture.url, fixture.key);
 const listed = await run(['list', '--server', '--requirements', '2026-07-28']);
 // The server block only: the listing goes on with the client scenarios.
 const serverBlock = listed.output.split(/^Client scenarios/m)[0];
 const scenarios = [...serverBlock.matchAll(/^\s+- (\S+)$/gm)].map((m) => m[1]);
+// Scenarios that call the suite's fixture tools or read its fixture prompts and resources.
+const needsFixture = (scenario) => /^(tools-call-|resources-read-|resources-templates-read$|prompts-get-|input-required-result-)/.test(scenario);
+const BOTH = ['server-stateless'];
 
 test('the suite lists its 2026-07-28 server scenarios', () => {
   assert.ok(scenarios.includes('server-stateless') && scenarios.includes('caching'), listed.output);
   assert.ok(scenarios.length >= 30, listed.output);
 });
 
-for (const scenario of [...scenarios, ...PENDING]) {
+test('the fixture scenarios are among the suite\'s', () => {
+  assert.ok(scenarios.filter(needsFixture).length >= 25, listed.output);
+});
+
+for (const scenario of [...scenarios.filter(needsFixture), ...BOTH]) {
+  test(`conformance 2026-07-28, fixture server: ${scenario}`, async () => {
+    const { code, output } = await run(['server', '--url', `http://127.0.0.1:${fixtureProxy.port}/mcp`, '--scenario', scenario,
+      '--spec-version', '2026-07-28']);
+    assert.equal(code, 0, output);
+    assert.match(output, /Passed: (\d+)\/\1, 0 failed, 0 warnings/, output);
+  });
+}
+
+for (const scenario of [...scenarios.filter((s) => !needsFixture(s)), ...PENDING]) {
   test(`conformance 2026-07-28: ${scenario}`, async () => {
     const { code, output } = await run(['server', '--url', `http://127.0.0.1:${proxy.port}/mcp`, '--scenario', scenario,
       '--spec-version', '2026-07-28', '--expected-failures', join(HERE, 'expected-failures.yml')]);
@@ -60,6 +81,8 @@ for (const scenario of [...scenarios, ...PENDING]) {
 
 test.after(() => {
   proxy.server.close();
+  fixtureProxy.server.close();
+  fixture.child.kill('SIGTERM');
   child.kill('SIGTERM');
   rmSync(dir, { recursive: true, force: true });
 });

@@ -206,14 +206,14 @@ async fn a_2025_sessions_get_stream_hears_list_changes_and_the_server_ends_strea
 
 #[tokio::test]
 async fn stdio_carries_notifications_between_answers_and_a_cancel_ends_a_subscription() {
+    use journal::mcp::catalog;
     use journal::mcp::session::{Limits, Sessions};
-    use journal::mcp::state::McpState;
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     let server = TestServer::start().await;
     server.key("local", &["notes"], None).await;
     let connection = connections::find_key(&server.journal.db, "local").await.unwrap();
-    let state = McpState::new(server.journal.clone(), Sessions::new(Limits::default()));
+    let state = catalog::state(server.journal.clone(), Sessions::new(Limits::default()));
     let (mut to_server, server_in) = tokio::io::duplex(64 * 1024);
     let (server_out, from_server) = tokio::io::duplex(64 * 1024);
     let serving = {

@@ -399,13 +399,13 @@ async fn a_stranger_learns_nothing_and_the_eras_do_not_mix() {
 /// the same process still opens its 2025 session.
 #[tokio::test]
 async fn stdio_serves_both_eras_line_by_line() {
+    use journal::mcp::catalog;
     use journal::mcp::session::{Limits, Sessions};
-    use journal::mcp::state::McpState;
 
     let server = TestServer::start().await;
     server.key("local", &["transcripts"], None).await;
     let connection = connections::find_key(&server.journal.db, "local").await.unwrap();
-    let state = McpState::new(server.journal.clone(), Sessions::new(Limits::default()));
+    let state = catalog::state(server.journal.clone(), Sessions::new(Limits::default()));
     let lines = [
         json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": with_meta(json!({}))}),
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": with_meta(json!({}))}),

@@ -23,8 +23,8 @@ pub enum Message {
         method: String,
         params: Map<String, Value>,
     },
-    /// A response to something the server asked; this server asks nothing, so these are accepted and dropped.
-    Response,
+    /// A response to something the server asked (its id, and its result or error).
+    Response(Map<String, Value>),
 }
 
 /// Classifies one JSON value, or says why it is not a valid MCP message (with the id, when one
@@ -46,7 +46,10 @@ pub fn classify(value: Value) -> Result<Message, (Value, String)> {
         if object.contains_key("method") {
             return Err((reply_id(), "a message cannot be both a request and a response".into()));
         }
-        return Ok(Message::Response);
+        if let Some(id) = id {
+            object.insert("id".into(), id);
+        }
+        return Ok(Message::Response(object));
     }
     let method = match object.remove("method") {
         Some(Value::String(method)) => method,
@@ -116,36 +119,55 @@ impl RpcError {
 /// A reply, serialized. Replies are text so that an answer kept as text (a cached tool list) is
 /// spliced in rather than parsed and serialized again.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Encoded(String);
+pub struct Encoded {
+    text: String,
+    /// The error's code, when the reply is an error (a transport may answer some with their own
+    /// HTTP status).
+    error: Option<i64>,
+}
 
 impl Encoded {
     /// Serializes a reply built as a value.
     pub fn value(reply: &Value) -> Encoded {
-        Encoded(reply.to_string())
+        Encoded {
+            text: reply.to_string(),
+            error: reply
+                .get("error")
+                .and_then(|error| error.get("code"))
+                .and_then(Value::as_i64),
+        }
     }
 
     /// A success reply whose result is already JSON text (one complete JSON value).
     pub fn result_text(id: &Value, result: &str) -> Encoded {
-        Encoded(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#))
+        Encoded {
+            text: format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
+            error: None,
+        }
     }
 
     /// Several replies as one JSON array (a batch's answer).
     pub fn batch(replies: &[Encoded]) -> String {
-        let parts: Vec<&str> = replies.iter().map(|r| r.0.as_str()).collect();
+        let parts: Vec<&str> = replies.iter().map(|r| r.text.as_str()).collect();
         format!("[{}]", parts.join(","))
     }
 
+    /// The error code, when the reply is an error.
+    pub fn error_code(&self) -> Option<i64> {
+        self.error
+    }
+
     pub fn into_string(self) -> String {
-        self.0
+        self.text
     }
 
     /// The length of the serialized reply in bytes.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.text.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.text.is_empty()
     }
 }
 
@@ -161,6 +183,9 @@ mod tests {
         let batch = Encoded::batch(&[spliced, Encoded::value(&error(json!(7), INVALID_PARAMS, "no"))]);
         let value: Value = serde_json::from_str(&batch).unwrap();
         assert_eq!(value[1]["error"]["code"], INVALID_PARAMS);
+        let refused = Encoded::value(&error(json!(8), -32021, "needs sampling"));
+        assert_eq!(refused.error_code(), Some(-32021));
+        assert_eq!(Encoded::result_text(&json!(8), "{}").error_code(), None);
         assert_eq!(value.as_array().unwrap().len(), 2);
     }
 
@@ -176,10 +201,11 @@ mod tests {
                 params: Map::new(),
             })
         );
-        assert_eq!(
-            classify(json!({"jsonrpc": "2.0", "id": 1, "result": {}})),
-            Ok(Message::Response)
-        );
+        let Ok(Message::Response(response)) = classify(json!({"jsonrpc": "2.0", "id": 1, "result": {"a": 2}})) else {
+            panic!("a response is a response");
+        };
+        assert_eq!(response["id"], 1);
+        assert_eq!(response["result"]["a"], 2);
     }
 
     #[test]

@@ -11,12 +11,15 @@
 //! holds; the server mounts `transport` on its routes and runs `stdio` for `journal mcp stdio`.
 
 pub mod asking;
+pub mod caller;
+pub mod catalog;
 pub mod changes;
 pub mod completion;
 pub mod dispatch;
 pub mod jsonrpc;
 pub mod listen;
 pub mod listing;
+pub mod offer;
 pub mod paging;
 pub mod prompts;
 pub mod protocol;

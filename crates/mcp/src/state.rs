@@ -1,11 +1,13 @@
-//! What MCP needs to answer a request, and nothing more: the journal, the sessions, the audit log's
-//! writer, the credential cache, the serialized tool lists and the open streams. The HTTP server's `AppState` holds
+//! What MCP needs to answer a request, and nothing more: the journal, what the server offers, the
+//! sessions, the audit log's writer, the credential cache, the serialized tool lists, the open
+//! streams and the requests to clients awaiting answers. The HTTP server's `AppState` holds
 //! one (axum's `FromRef` hands it to the `/mcp` handlers); `journal mcp stdio` builds only this, so
 //! it makes nothing of sign-in (no metadata fetcher, no refresh cache).
 
 use std::sync::Arc;
 
 use super::listing::Listings;
+use super::offer::{Offer, Pending};
 use super::session::Sessions;
 use super::streams::Streams;
 use crate::auth::audit::AuditLog;
@@ -27,6 +29,8 @@ impl std::ops::Deref for McpState {
 /// What the state holds.
 pub struct Shared {
     pub journal: Arc<Journal>,
+    /// Tools, prompts, resources: the journal's own, or (for the conformance fixture) another's.
+    offer: Arc<dyn Offer<McpState>>,
     pub sessions: Arc<Sessions>,
     /// Writes the audit log, committing calls that arrive together in one transaction.
     pub audit: AuditLog,
@@ -36,24 +40,34 @@ pub struct Shared {
     pub listings: Arc<Listings>,
     /// The streams of live changes open now.
     pub streams: Arc<Streams>,
+    /// This server's requests to 2025 sessions' clients, awaiting their answers.
+    pub pending: Arc<Pending>,
     /// Set when the server stops: every stream ends then, rather than holding the drain.
     closing: tokio::sync::watch::Sender<bool>,
 }
 
 impl McpState {
     /// Starts the audit log's writer task, so it is made inside the runtime.
-    pub fn new(journal: Arc<Journal>, sessions: Sessions) -> McpState {
+    /// The journal's own offer is `catalog::state`'s; the conformance fixture brings another.
+    pub fn offering(journal: Arc<Journal>, sessions: Sessions, offer: Arc<dyn Offer<McpState>>) -> McpState {
         let audit = AuditLog::start(journal.db.clone());
         let credentials = Arc::new(CredentialCache::new(&journal.db));
         McpState(Arc::new(Shared {
             journal,
+            offer,
             sessions: Arc::new(sessions),
             audit,
             credentials,
             listings: Arc::default(),
             streams: Arc::default(),
+            pending: Arc::default(),
             closing: tokio::sync::watch::Sender::new(false),
         }))
+    }
+
+    /// What this server offers.
+    pub fn offer(&self) -> &dyn Offer<McpState> {
+        self.offer.as_ref()
     }
 
     /// Ends every open stream (the server is stopping).

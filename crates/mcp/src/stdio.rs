@@ -17,10 +17,12 @@ use tokio::task::JoinHandle;
 
 use serde_json::Value;
 
+use super::caller::{Caller, SessionView};
 use super::changes::Filter;
-use super::dispatch::{self, Caller, SessionView};
+use super::dispatch;
 use super::jsonrpc::{self, Encoded, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Message, PARSE_ERROR};
 use super::listen::{self, Listener};
+use super::offer::Outgoing;
 use super::protocol::Version;
 use super::state::McpState;
 use super::stateless;
@@ -217,7 +219,7 @@ impl Server<'_> {
                 }
                 return None;
             }
-            Ok(Message::Response) => return None,
+            Ok(Message::Response(_)) => return None,
             Ok(Message::Request { id, method, params }) => (id, method, params),
         };
         // The connection as it is now: a grant narrowed or a connection removed since the last
@@ -254,7 +256,7 @@ impl Server<'_> {
                         capabilities,
                         session: None,
                     };
-                    dispatch::request(self.state, &caller, id, &method, params).await
+                    dispatch::request(self.state, &caller, id, &method, params, &Outgoing::none()).await
                 }
             };
             return Some(Reply {
@@ -295,7 +297,7 @@ impl Server<'_> {
                 listed_generation: session.listed_generation,
             }),
         };
-        let reply = dispatch::request(self.state, &caller, id, &method, params).await;
+        let reply = dispatch::request(self.state, &caller, id, &method, params, &Outgoing::none()).await;
         Some(Reply {
             text: reply.into_string(),
             stop: false,
@@ -322,7 +324,7 @@ impl Server<'_> {
                     Ok(listener) => self.session_listener = Some(listener),
                     Err(why) => tracing::warn!(why, "the session's list changes will not be announced"),
                 }
-                jsonrpc::result(id, dispatch::initialized(version))
+                jsonrpc::result(id, dispatch::initialized(self.state.offer(), version))
             }
             Err(message) => jsonrpc::error(id, INTERNAL_ERROR, message),
         }

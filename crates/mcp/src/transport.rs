@@ -22,10 +22,12 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::caller::{Caller, SessionView};
 use super::changes::Filter;
-use super::dispatch::{self, Caller, SessionView};
+use super::dispatch;
 use super::jsonrpc::{self, Encoded, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Message, PARSE_ERROR};
 use super::listen::{self, Listener};
+use super::offer::Outgoing;
 use super::protocol::Version;
 use super::refusal::{Refusal, json_response, text_response};
 use super::session::{Cap, Evicted, SessionError};
@@ -107,14 +109,49 @@ pub async fn post(
     let caller = resume(&state, headers, connection)?;
     Ok(match single {
         Err((id, why)) => json_response(StatusCode::BAD_REQUEST, jsonrpc::error(id, INVALID_REQUEST, why)),
-        Ok(Message::Notification { .. } | Message::Response) => StatusCode::ACCEPTED.into_response(),
-        Ok(Message::Request { id, method, params }) => text_response(
-            StatusCode::OK,
-            dispatch::request(&state, &caller, id, &method, params)
-                .await
-                .into_string(),
-        ),
+        Ok(Message::Notification { .. }) => StatusCode::ACCEPTED.into_response(),
+        Ok(Message::Response(response)) => {
+            // The answer to a request this server sent within the session, or nothing awaited.
+            if let Some(session) = &caller.session {
+                state.pending.deliver(&session.id, &response);
+            }
+            StatusCode::ACCEPTED.into_response()
+        }
+        Ok(Message::Request { id, method, params }) => respond(&state, caller, id, method, params).await,
     })
+}
+
+/// Answers one request: as one JSON body, or (when the offer streams it) as an event stream of the
+/// messages sent before the answer (progress, log messages, requests to the client) and then the
+/// answer, which ends the stream.
+async fn respond(
+    state: &McpState,
+    caller: Caller,
+    id: Value,
+    method: String,
+    params: serde_json::Map<String, Value>,
+) -> Response {
+    if !state.offer().streams(&method, &params) {
+        let reply = dispatch::request(state, &caller, id, &method, params, &Outgoing::none()).await;
+        // 2026-07-28 answers a request that needs a capability its client did not declare with 400.
+        let status = match reply.error_code() {
+            Some(stateless::MISSING_CAPABILITY) if caller.version.is_stateless() => StatusCode::BAD_REQUEST,
+            _ => StatusCode::OK,
+        };
+        return text_response(status, reply.into_string());
+    }
+    let (events, receiver) = mpsc::channel(16);
+    let session = caller
+        .session
+        .as_ref()
+        .map(|session| (state.pending.clone(), session.id.clone()));
+    let state = state.clone();
+    tokio::spawn(async move {
+        let out = Outgoing::stream(events.clone(), session);
+        let reply = dispatch::request(&state, &caller, id, &method, params, &out).await;
+        let _ = events.send(reply.into_string()).await;
+    });
+    event_stream(receiver)
 }
 
 /// Answers a message of the stateless era: no session is looked up or minted, and an
@@ -128,7 +165,7 @@ async fn answer_stateless(
     let (id, method, params) = match message {
         Err((id, why)) => return json_response(StatusCode::BAD_REQUEST, jsonrpc::error(id, INVALID_REQUEST, why)),
         Ok(Message::Notification { .. }) => return StatusCode::ACCEPTED.into_response(),
-        Ok(Message::Response) => {
+        Ok(Message::Response(_)) => {
             return json_response(
                 StatusCode::BAD_REQUEST,
                 jsonrpc::error(
@@ -159,12 +196,7 @@ async fn answer_stateless(
         capabilities,
         session: None,
     };
-    text_response(
-        StatusCode::OK,
-        dispatch::request(state, &caller, id, &method, params)
-            .await
-            .into_string(),
-    )
+    respond(state, caller, id, method, params).await
 }
 
 /// `subscriptions/listen`: an event stream that opens with its acknowledgment, carries the
@@ -306,7 +338,10 @@ fn initialize(
             ));
         }
     };
-    let mut response = json_response(StatusCode::OK, jsonrpc::result(id, dispatch::initialized(version)));
+    let mut response = json_response(
+        StatusCode::OK,
+        jsonrpc::result(id, dispatch::initialized(state.offer(), version)),
+    );
     if let Ok(value) = HeaderValue::from_str(&session) {
         response.headers_mut().insert(SESSION_HEADER, value);
     }
@@ -402,7 +437,7 @@ async fn batch(state: &McpState, caller: &Caller, items: Vec<Value>) -> Result<R
     for item in items {
         match jsonrpc::classify(item) {
             Err((id, why)) => replies.push(Encoded::value(&jsonrpc::error(id, INVALID_REQUEST, why))),
-            Ok(Message::Notification { .. } | Message::Response) => {}
+            Ok(Message::Notification { .. } | Message::Response(_)) => {}
             Ok(Message::Request { id, .. }) if reply_bytes >= MAX_BATCH_REPLY_BYTES => {
                 replies.push(Encoded::value(&jsonrpc::error(
                     id,
@@ -413,7 +448,7 @@ async fn batch(state: &McpState, caller: &Caller, items: Vec<Value>) -> Result<R
                 )));
             }
             Ok(Message::Request { id, method, params }) => {
-                let reply = dispatch::request(state, caller, id, &method, params).await;
+                let reply = dispatch::request(state, caller, id, &method, params, &Outgoing::none()).await;
                 reply_bytes += reply.len();
                 replies.push(reply);
             }
