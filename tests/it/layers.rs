@@ -172,3 +172,18 @@ fn mcp_and_the_context_stand_apart_from_sign_in_and_the_app() {
 fn the_pages_layer_uses_no_feature() {
     assert_uses_none_of("page", &["oauth", "mcp", "web", "routes", "server", "cli", "app"]);
 }
+
+#[test]
+fn the_model_is_a_leaf() {
+    // Search by meaning's model and tokenizer: no journal crate, no runtime, no storage, no parser
+    // of JSON; a few small Unicode tables.
+    let closure = dependency_closure("journal-meaning");
+    assert!(
+        closure.contains("unicode-normalization"),
+        "the closure is read ({closure:?})"
+    );
+    for heavy in ["tokio", "sqlx", "tantivy", "axum", "serde_json"] {
+        assert!(!closure.contains(heavy), "journal-meaning depends on {heavy}");
+    }
+    assert!(!closure.iter().any(|name| name.starts_with("journal")), "{closure:?}");
+}
