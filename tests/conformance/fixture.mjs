@@ -3,6 +3,7 @@
 // need them. `cargo build --example fixture -p journal-mcp` builds it; FIXTURE_BIN names another.
 
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -10,6 +11,9 @@ export const FIXTURE = process.env.FIXTURE_BIN ?? join(ROOT, 'target', 'debug', 
 
 /** Starts the fixture server; resolves with its /mcp URL, its key and the process. */
 export function startFixture() {
+  if (!existsSync(FIXTURE)) {
+    throw new Error(`the fixture server is not built at ${FIXTURE}: run cargo test (or cargo build --examples) first`);
+  }
   const child = spawn(FIXTURE, [], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((done, fail) => {
     let seen = '';
