@@ -1,6 +1,6 @@
 // The conformance suite's test server (crates/mcp/examples/fixture: the suite's fixture tools,
 // prompts and resources served by journal-mcp's own transport and dispatch), for the scenarios that
-// need them. `cargo build --example fixture -p journal-mcp` builds it; FIXTURE_BIN names another.
+// need them. `cargo test` builds it (so does `cargo build --examples`); FIXTURE_BIN names another.
 
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
