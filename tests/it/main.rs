@@ -16,6 +16,7 @@ mod http;
 mod imports;
 mod layers;
 mod live;
+mod meaning;
 mod note_writes;
 mod notes;
 mod oauth;

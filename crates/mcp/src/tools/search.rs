@@ -10,14 +10,17 @@ use std::sync::Arc;
 use crate::auth::Category;
 use crate::journal::content::Scope;
 use crate::journal::day::Day;
-use crate::journal::index::{NoteFilter, SearchQuery};
+use crate::journal::index::{Mode, NoteFilter, SearchIndex, SearchQuery};
 use crate::journal::notes::{self, filters, query, rules};
 
 pub const DEF: ToolDef = ToolDef {
     name: "search",
     title: "search the journal",
-    description: "Search the journal's text (transcripts, entities, facets, notes, as granted). All words must match; use \
-                  \"quotes\" for a phrase and -word to exclude. Filters in the query narrow it: path:Folder/ tag:name \
+    description: "Search the journal's text (transcripts, entities, facets, notes, as granted). All words must match, \
+                  unless mode says otherwise: hybrid (by meaning and words: a question in your own words finds what \
+                  it means, and an exact name still ranks its item first), lexical (items holding every word first, \
+                  then those holding more of them) or semantic (by meaning only). Use \"quotes\" for a phrase and \
+                  -word to exclude. Filters in the query narrow it: path:Folder/ tag:name \
                   has:key -has:key [key:op value] (ops: is, is not, contains, exists, missing, gt, lt, under) \
                   facet:name after:YYYY-MM-DD before:YYYY-MM-DD; a query of filters only lists what passes them. \
                   Returns ranked hits with a snippet and a reference for fetch.",
@@ -53,6 +56,48 @@ pub struct Args {
     pub category: Option<String>,
     /// Only this facet (an id from list_facets).
     pub facet: Option<FacetId>,
+    /// How to rank, instead of requiring every word: "hybrid" (meaning and words), "lexical" (words only: items
+    /// holding every word first, then those holding more of them) or "semantic" (meaning only).
+    pub mode: Option<SearchMode>,
+}
+
+/// How search ranks.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(try_from = "String")]
+pub enum SearchMode {
+    Hybrid,
+    Lexical,
+    Semantic,
+}
+
+impl JsonSchema for SearchMode {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SearchMode".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "string", "enum": ["hybrid", "lexical", "semantic"] })
+    }
+}
+
+impl TryFrom<String> for SearchMode {
+    type Error = String;
+
+    fn try_from(mode: String) -> Result<SearchMode, String> {
+        match mode.as_str() {
+            "hybrid" => Ok(SearchMode::Hybrid),
+            "lexical" => Ok(SearchMode::Lexical),
+            "semantic" => Ok(SearchMode::Semantic),
+            _ => {
+                let shown: String = mode.chars().filter(|c| !c.is_control()).take(64).collect();
+                Err(format!("mode must be hybrid, lexical or semantic, not \"{shown}\""))
+            }
+        }
+    }
 }
 
 /// What search answers.
@@ -79,6 +124,21 @@ pub struct Hit {
     pub snippet: String,
     /// Pass to fetch for the whole item.
     pub reference: String,
+    /// The ranking's score: higher is better, comparable within one search only.
+    pub score: f32,
+    /// How the hit matched.
+    pub matched: Matched,
+}
+
+/// How a hit matched the query.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Matched {
+    /// The share of the query's words the item holds, 0 to 1 (rarer words weigh more), when words found it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub words: Option<f32>,
+    /// Its similarity in meaning to the query, -1 to 1, when meaning found it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meaning: Option<f32>,
 }
 
 pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, ToolError> {
@@ -112,14 +172,27 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         scope = narrow(&scope, &context.facet_by_name(name)?);
     }
     let conditions = conditions(&filters)?;
+    let mode = match args.mode {
+        None => Mode::AllWords,
+        Some(SearchMode::Hybrid) => Mode::Hybrid,
+        Some(SearchMode::Lexical) => Mode::Lexical,
+        Some(SearchMode::Semantic) => Mode::Semantic,
+    };
+    // Without its model, meaning cannot rank: words do, and the answer says so.
+    let unranked_by_meaning = match mode {
+        Mode::Hybrid | Mode::Semantic => SearchIndex::meaning_ready()
+            .err()
+            .map(|error| format!("ranked by words only: search by meaning is unavailable ({error})")),
+        _ => None,
+    };
     let request = format!(
-        "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{limit}",
+        "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{limit}\n{mode:?}",
         args.query, from, to, args.category, args.facet
     );
     let offset = context.offset("search", &request, args.cursor.as_ref())?;
     let empty_range = matches!((from, to), (Some(from), Some(to)) if from > to);
     if categories.is_empty() || empty_range || scope == Scope::Facets(Vec::new()) {
-        return answer(Vec::new(), None);
+        return answer(Vec::new(), None, None);
     }
     let reader = context.reader();
     let set = context.journal.notes.set();
@@ -135,6 +208,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         not_tags: filters.not_tags.clone(),
         folders: folders(&filters.paths)?,
         not_folders: folders(&filters.not_paths)?,
+        mode,
         offset,
         limit,
         ..SearchQuery::default()
@@ -145,7 +219,9 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     // hundred microseconds to the blocking pool costs two thread switches, a tenth of the search.
     // Any other (filters alone, frontmatter conditions that need a scan of the notes or something
     // built first) may take milliseconds, and runs on the blocking pool.
-    let bounded = crate::journal::index::is_pruned(&filters.text)
+    // By meaning, every document with a vector is scored: that is no pruned search.
+    let bounded = mode == Mode::AllWords
+        && crate::journal::index::is_pruned(&filters.text)
         && (conditions.is_empty() || notes::ops::passing_is_quick(&set, &reader, &conditions));
     let mut work = move || {
         if with_notes {
@@ -181,16 +257,21 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
                 title: hit.title,
                 category: hit.category,
                 snippet: hit.snippet,
+                score: hit.score,
+                matched: Matched {
+                    words: hit.words,
+                    meaning: hit.meaning,
+                },
             }
         })
         .collect();
     let next_cursor = more.then(|| context.cursor("search", &request, offset + limit));
-    answer(results, next_cursor)
+    answer(results, next_cursor, unranked_by_meaning)
 }
 
-fn answer(results: Vec<Hit>, next_cursor: Option<String>) -> Result<ToolOutput, ToolError> {
+fn answer(results: Vec<Hit>, next_cursor: Option<String>, said: Option<String>) -> Result<ToolOutput, ToolError> {
     let empty = results.is_empty();
-    let note = empty.then(|| nothing_matched("items"));
+    let note = said.or_else(|| empty.then(|| nothing_matched("items")));
     ToolOutput::of(
         &Output {
             results,
@@ -300,4 +381,19 @@ pub fn kind_of(category: &str) -> &'static str {
 /// `YYYYMMDD` as `YYYY-MM-DD`.
 pub fn format_day(number: u64) -> Option<String> {
     Day::parse(&number.to_string()).ok().map(|d| d.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mode_is_one_of_three_and_its_schema_says_which() {
+        let schema = crate::schema::of::<Args>();
+        let mode = serde_json::to_string(&schema["properties"]["mode"]).unwrap();
+        assert!(mode.contains(r#""enum":["hybrid","lexical","semantic""#), "{mode}");
+        assert_eq!(SearchMode::try_from("semantic".to_string()), Ok(SearchMode::Semantic));
+        let refused = SearchMode::try_from("Hybrid".to_string()).unwrap_err();
+        assert_eq!(refused, "mode must be hybrid, lexical or semantic, not \"Hybrid\"");
+    }
 }

@@ -10,7 +10,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use tantivy::collector::{FilterCollector, TopDocs};
-use tantivy::query::{AllQuery, BooleanQuery, ConstScoreQuery, Occur, Query, QueryParser, RangeQuery, TermQuery};
+use tantivy::query::{
+    AllQuery, Bm25StatisticsProvider, BooleanQuery, ConstScoreQuery, Occur, Query, QueryParser, RangeQuery, TermQuery,
+};
 use tantivy::schema::{FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TEXT, TantivyDocument, Value};
 use tantivy::{DocAddress, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Score, Term, doc};
 
@@ -409,7 +411,17 @@ impl SearchIndex {
         } else {
             (all_query, Vec::new())
         };
-        let coverage = self.coverage(searcher, &*any_query, &some)?;
+        // Weighed by what the caller may reach: a hidden note's words must not move a weight.
+        let reach = if query.not_files.is_empty() {
+            None
+        } else {
+            Some(reach::Reach::new(searcher, self.fields.file, &query.not_files)?).filter(reach::Reach::hides_any)
+        };
+        let stats: &dyn Bm25StatisticsProvider = match &reach {
+            Some(reach) => reach,
+            None => searcher,
+        };
+        let coverage = self.coverage(searcher, stats, &*any_query, &some)?;
         let mut partial: Vec<Scored> = some
             .into_iter()
             .zip(coverage)
@@ -436,6 +448,7 @@ impl SearchIndex {
     fn coverage(
         &self,
         searcher: &tantivy::Searcher,
+        stats: &dyn Bm25StatisticsProvider,
         words: &dyn Query,
         docs: &[(Score, DocAddress)],
     ) -> tantivy::Result<Vec<f32>> {
@@ -443,10 +456,10 @@ impl SearchIndex {
         let mut terms: Vec<Term> = Vec::new();
         question_terms(words, &mut terms);
         terms.retain(|term| term.field() == text);
-        let total_docs = searcher.num_docs() as f32;
+        let total_docs = stats.total_num_docs()? as f32;
         let mut weights = Vec::with_capacity(terms.len());
         for term in &terms {
-            let frequency = searcher.doc_freq(term)? as f32;
+            let frequency = stats.doc_freq(term)? as f32;
             weights.push((1.0 + (total_docs - frequency + 0.5) / (frequency + 0.5)).ln());
         }
         let total: f32 = weights.iter().sum();
@@ -962,6 +975,42 @@ mod tests {
         assert_eq!(names, (3, 3, 3));
         let [_, names] = recall("labelled.json", Mode::Lexical);
         assert_eq!(names, (8, 8, 8), "by words alone too");
+    }
+
+    /// How much of a question a hit holds is weighed by what the caller may reach: hidden notes
+    /// full of one of its words change no hit's share, in any mode.
+    #[test]
+    fn hidden_notes_move_no_share_of_the_question() {
+        let shares = |with_hidden: bool, mode: Mode| {
+            let dir = tempfile::tempdir().unwrap();
+            let (index, _) = SearchIndex::open(dir.path()).unwrap();
+            let writer = index.writer().unwrap();
+            let note = |file: &str, body: &str| item(file, "notes", 20_261_101, &[], body);
+            index.put(&writer, &note("a.md", "alpha gamma")).unwrap();
+            index.put(&writer, &note("b.md", "beta gamma")).unwrap();
+            index.put(&writer, &note("c.md", "alpha beta")).unwrap();
+            if with_hidden {
+                for n in 0..5 {
+                    index.put(&writer, &note(&format!("h{n}.md"), "alpha alpha")).unwrap();
+                }
+            }
+            index.commit(writer).unwrap();
+            let query = SearchQuery {
+                text: "alpha beta delta".into(),
+                categories: vec!["notes".into()],
+                not_files: (0..5).map(|n| format!("h{n}.md")).collect(),
+                mode,
+                limit: 10,
+                ..SearchQuery::default()
+            };
+            let (hits, _) = index.search(&query).unwrap();
+            hits.into_iter().map(|hit| (hit.path, hit.words)).collect::<Vec<_>>()
+        };
+        for mode in [Mode::Lexical, Mode::Hybrid] {
+            let (without, with) = (shares(false, mode), shares(true, mode));
+            assert_eq!(without.len(), 3, "{mode:?}: {without:?}");
+            assert_eq!(without, with, "{mode:?}");
+        }
     }
 
     #[test]
