@@ -38,26 +38,21 @@ pub struct Fused {
 /// lower address.
 pub fn fuse(lexical: &[(DocAddress, f32)], semantic: &[(DocAddress, f32)]) -> Vec<Fused> {
     let mut by_address: HashMap<DocAddress, Fused> = HashMap::with_capacity(lexical.len() + semantic.len());
+    let blank = |address: DocAddress| Fused {
+        address,
+        score: 0.0,
+        words: None,
+        meaning: None,
+        lexical_rank: usize::MAX,
+    };
     for (rank, (address, coverage)) in lexical.iter().enumerate() {
-        let entry = by_address.entry(*address).or_insert(Fused {
-            address: *address,
-            score: 0.0,
-            words: None,
-            meaning: None,
-            lexical_rank: usize::MAX,
-        });
+        let entry = by_address.entry(*address).or_insert_with(|| blank(*address));
         entry.score += coverage.powi(WORDS_POWER) / (K + rank as f32 + 1.0);
         entry.words = Some(*coverage);
         entry.lexical_rank = rank;
     }
     for (rank, (address, cosine)) in semantic.iter().enumerate() {
-        let entry = by_address.entry(*address).or_insert(Fused {
-            address: *address,
-            score: 0.0,
-            words: None,
-            meaning: None,
-            lexical_rank: usize::MAX,
-        });
+        let entry = by_address.entry(*address).or_insert_with(|| blank(*address));
         entry.score += 1.0 / (K + rank as f32 + 1.0);
         entry.meaning = Some(*cosine);
     }
