@@ -439,6 +439,20 @@ async fn a_call_whose_audit_record_cannot_be_written_gets_no_result() {
         )
         .await;
     assert!(saved.get("result").is_none(), "{saved}");
+    // A malformed call is refused only once its refusal is recorded; a note read as a resource
+    // is answered only once its read is.
+    let malformed = client
+        .rpc("tools/call", json!({"name": "no_such_tool", "arguments": {}}))
+        .await;
+    assert_eq!(malformed["error"]["code"], -32603, "{malformed}");
+    let read = client
+        .rpc("resources/read", json!({"uri": "journal://notes/Home.md"}))
+        .await;
+    assert_eq!(read["error"]["code"], -32603, "{read}");
+    assert!(
+        read["error"]["message"].as_str().unwrap().contains("withheld"),
+        "{read}"
+    );
     sqlx::query("DROP TRIGGER refuse_audit")
         .execute(&server.journal.db)
         .await

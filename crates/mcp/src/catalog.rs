@@ -140,18 +140,23 @@ async fn audited(
         Err(error) => (Outcome::Refused, error.message.clone()),
     };
     let record = record(caller, method, arguments, audit_outcome, detail);
-    if let Err(error) = state.audit.record(record).await {
-        tracing::error!(%error, "the audit log could not be written; the answer is withheld");
-        return Encoded::value(&jsonrpc::error(
-            id,
-            INTERNAL_ERROR,
-            "the read could not be recorded in the audit log, so its answer is withheld; try again",
-        ));
+    let withheld = "the read could not be recorded in the audit log, so its answer is withheld; try again";
+    if let Err(reply) = recorded(state, record, &id, withheld).await {
+        return reply;
     }
     match outcome {
         Ok(result) => reply(caller, &id, &result.to_string(), cache),
         Err(error) => Encoded::value(&error.reply(id)),
     }
+}
+
+/// Writes `record` to the audit log; when it cannot be written, the error reply (saying `withheld`)
+/// that takes the answer's place: nothing leaves unrecorded.
+async fn recorded(state: &McpState, record: audit::Record, id: &Value, withheld: &str) -> Result<(), Encoded> {
+    state.audit.record(record).await.map_err(|error| {
+        tracing::error!(%error, "the audit log could not be written; the answer is withheld");
+        Encoded::value(&jsonrpc::error(id.clone(), INTERNAL_ERROR, withheld))
+    })
 }
 
 /// An audit record of the caller's connection (no note change named).
@@ -291,22 +296,17 @@ async fn tools_call(state: &McpState, caller: &Caller, id: Value, mut params: Ma
         if let Err(error) = audit::finish(&state.journal.db, record_id, audit_outcome, &detail).await {
             tracing::error!(%error, record_id, "the outcome of a recorded call could not be written");
         }
-    } else if let Err(error) = state
-        .audit
-        .record(audit::Record {
+    } else {
+        // No result leaves without its audit record.
+        let record = audit::Record {
             outcome: audit_outcome,
             detail,
             ..record
-        })
-        .await
-    {
-        // No result leaves without its audit record.
-        tracing::error!(%error, "the audit log could not be written; the call's result is withheld");
-        return Encoded::value(&jsonrpc::error(
-            id,
-            INTERNAL_ERROR,
-            "the call could not be recorded in the audit log, so its result is withheld; try again",
-        ));
+        };
+        let withheld = "the call could not be recorded in the audit log, so its result is withheld; try again";
+        if let Err(reply) = recorded(state, record, &id, withheld).await {
+            return reply;
+        }
     }
     // Several clients ignore notifications/tools/list_changed; say it in the result too (a 2025
     // session's only way to learn it).
@@ -376,13 +376,15 @@ async fn ask(
     let token = asking::state(signing, &caller.connection.id, tool, arguments, question.key, now_ms);
     let detail = format!("input required: asked the person \"{}\"", question.message);
     let record = record(caller, tool, arguments.clone(), Outcome::Refused, detail);
-    if let Err(error) = state.audit.record(record).await {
-        tracing::error!(%error, "the audit log could not be written");
-        return Encoded::value(&jsonrpc::error(
-            id,
-            INTERNAL_ERROR,
-            "the call could not be recorded in the audit log; try again",
-        ));
+    if let Err(reply) = recorded(
+        state,
+        record,
+        &id,
+        "the call could not be recorded in the audit log; try again",
+    )
+    .await
+    {
+        return reply;
     }
     let mut result = asking::input_required(question, &token);
     result["_meta"] = stateless::server_meta();
@@ -427,14 +429,15 @@ async fn refuse(state: &McpState, caller: &Caller, id: Value, tool: &str, messag
     // Names come from the client: keep the log readable whatever was sent.
     let tool: String = tool.chars().filter(|c| !c.is_control()).take(128).collect();
     let record = record(caller, &tool, Value::Null, Outcome::Refused, message.to_string());
-    let recorded = state.audit.record(record).await;
-    if let Err(error) = recorded {
-        tracing::error!(%error, "the audit log could not be written");
-        return Encoded::value(&jsonrpc::error(
-            id,
-            INTERNAL_ERROR,
-            "the call could not be recorded in the audit log; try again",
-        ));
+    if let Err(reply) = recorded(
+        state,
+        record,
+        &id,
+        "the call could not be recorded in the audit log; try again",
+    )
+    .await
+    {
+        return reply;
     }
     Encoded::value(&jsonrpc::error(id, INVALID_PARAMS, message))
 }

@@ -307,7 +307,7 @@ impl SearchIndex {
         let searcher = self.reader.searcher();
         let filters_only = sanitize(&query.text).trim().is_empty();
         let question = match query.mode {
-            Mode::Semantic | Mode::Hybrid if !filters_only => question(&query.text),
+            Mode::Semantic | Mode::Hybrid if !filters_only => self.question(&query.text),
             _ => None,
         };
         let mode = match (query.mode, &question) {
@@ -375,6 +375,23 @@ impl SearchIndex {
         let page: Vec<Scored> = ranked.into_iter().skip(query.offset).take(query.limit + 1).collect();
         let snippets: Box<dyn Query> = words_query.unwrap_or_else(|| Box::new(AllQuery));
         self.hits(&searcher, query, &*snippets, page)
+    }
+
+    /// The question's vector: the words the query asks for as the parser reads them, so that a
+    /// word or phrase excluded with `-` is left out as a search by words leaves it out; None when
+    /// the model cannot be loaded or no word is left.
+    fn question(&self, text: &str) -> Option<Vec<f32>> {
+        let model = journal_meaning::Model::builtin().ok()?;
+        let parser = QueryParser::for_index(&self.index, vec![self.fields.text]);
+        let parsed = parser.parse_query_lenient(&sanitize(text)).0;
+        let mut terms = Vec::new();
+        question_terms(&*parsed, &mut terms);
+        let words: Vec<String> = terms
+            .iter()
+            .filter_map(|term| term.value().as_str().map(str::to_string))
+            .collect();
+        let vector = model.embed(&words.join(" "));
+        vector.iter().any(|v| *v != 0.0).then_some(vector)
     }
 
     /// Whether a search by meaning can be answered: the model loads (it is inside the binary, so
@@ -816,15 +833,6 @@ fn question_terms(query: &dyn Query, terms: &mut Vec<Term>) {
     }
 }
 
-/// The question's vector: its words without the excluded ones (`-word`) or the quotes of phrases;
-/// None when the model cannot be loaded or the question has no word it knows.
-fn question(text: &str) -> Option<Vec<f32>> {
-    let model = journal_meaning::Model::builtin().ok()?;
-    let asked: Vec<&str> = text.split_whitespace().filter(|word| !word.starts_with('-')).collect();
-    let vector = model.embed(&asked.join(" ").replace('"', " "));
-    vector.iter().any(|v| *v != 0.0).then_some(vector)
-}
-
 fn sanitize(text: &str) -> String {
     text.chars()
         .map(|c| {
@@ -920,6 +928,10 @@ mod tests {
         let both = search(question, &["notes", "transcripts"], &["sleep.md"]);
         assert_eq!(both[0], "t", "the transcript is next in meaning: {both:?}");
         assert_eq!(search(question, &["transcripts"], &[]), ["t"]);
+        // A word excluded with `-` excludes by meaning too.
+        let excluded = search(&format!("{question} -ceiling"), &["notes"], &[]);
+        assert!(!excluded.contains(&"sleep.md".to_string()), "{excluded:?}");
+        assert_eq!(excluded.len(), 3);
     }
 
     /// Recall on the labelled sets (tests/data/meaning) through the index, in each mode: the first
