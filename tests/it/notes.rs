@@ -427,8 +427,21 @@ async fn what_an_agent_learns(client: &Client, path: &str, word: &str) -> Vec<St
     let query = format!("where __path is \"{path}\"");
     let queried = client.ok("base_query", json!({"dsl": query})).await;
     seen.push(format!("queried: {} {}", queried["total"], queried["rows"]));
-    let searched = client.ok("search", json!({"query": word})).await;
+    // Every word required: the answer is exactly a missing note's. By meaning the answer depends on
+    // the words asked, so there the note must simply never be among the hits.
+    let searched = client.ok("search", json!({"query": word, "mode": "all_words"})).await;
     seen.push(format!("searched: {}", searched["results"]));
+    for mode in ["hybrid", "semantic", "lexical"] {
+        let hits = client
+            .ok("search", json!({"query": word, "mode": mode, "limit": 100}))
+            .await;
+        let shown = hits["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|hit| hit["path"] == path);
+        seen.push(format!("searched {mode}: shown {shown}"));
+    }
     let by_path = client.ok("search", json!({"query": format!("path:{path}")})).await;
     seen.push(format!("searched by path: {}", by_path["results"]));
     // The private note's tag and folder, as search filters and as groups with their counts.
@@ -438,7 +451,7 @@ async fn what_an_agent_learns(client: &Client, path: &str, word: &str) -> Vec<St
     let in_folder = client
         .ok(
             "search",
-            json!({"query": format!("path:{folder}/ facet:family {word}"), "limit": 100}),
+            json!({"query": format!("path:{folder}/ facet:family {word}"), "limit": 100, "mode": "all_words"}),
         )
         .await;
     seen.push(format!("searched in its folder: {}", in_folder["results"]));
@@ -604,10 +617,15 @@ async fn hand_edits_new_notes_renames_and_deletions_show_without_a_restart() {
     })
     .await;
     assert!(gone);
-    assert!(
-        client.ok("search", json!({"query": "platypus-orbit"})).await["results"]
-            .as_array()
-            .unwrap()
-            .is_empty()
+    let after = client
+        .ok("search", json!({"query": "platypus-orbit", "limit": 100}))
+        .await;
+    let inbox = after["results"].as_array().unwrap().iter().filter(|hit| {
+        hit["path"].as_str().is_some_and(|p| p.starts_with("Inbox/")) || hit["matched"]["words"].is_number()
+    });
+    assert_eq!(
+        inbox.count(),
+        0,
+        "a deleted note is neither found nor its words: {after}"
     );
 }

@@ -133,7 +133,10 @@ async fn what_another_process_adds_shows_up_in_the_running_server() {
         .unwrap();
 
     let found = eventually(60, || async {
-        !client.ok("search", json!({"query": "quokka"})).await["results"]
+        // Every word required: by meaning a neighbour would answer before the reload.
+        !client
+            .ok("search", json!({"query": "quokka", "mode": "all_words"}))
+            .await["results"]
             .as_array()
             .unwrap()
             .is_empty()

@@ -320,7 +320,9 @@ async fn every_call_is_audited_with_its_outcome() {
     let key = server.key("audited", &["transcripts"], None).await;
     let client = Client::connected(&server.url(), &key).await;
     client.ok("search", json!({"query": "lease"})).await;
-    client.ok("search", json!({"query": "zzzzqqq"})).await;
+    client
+        .ok("search", json!({"query": "zzzzqqq", "mode": "all_words"}))
+        .await;
     client.refused("search", json!({"query": "x", "limit": 0})).await;
     client.refused("list_entities", json!({})).await;
     let entries = journal::auth::audit::recent(&server.journal.db, 10, Some("AUDITED"))

@@ -291,10 +291,18 @@ def test_private_overridden_and_quarantined_notes_answer_as_missing_ones(server)
 
     async def body(session):
         reads = {path: await as_missing(session, path) for path in hidden + [NO_SUCH_NOTE]}
-        searches = {word: await ok(session, "search", {"query": word}) for word in words + [NONSENSE_WORD]}
-        return reads, searches
+        # Every word required, the answer is exactly a nonsense word's; by meaning (the default) it
+        # depends on the words asked, so there the hidden notes must simply never be among the hits.
+        searches = {word: await ok(session, "search", {"query": word, "mode": "all_words"})
+                    for word in words + [NONSENSE_WORD]}
+        by_meaning = {word: await ok(session, "search", {"query": word, "limit": 100}) for word in words}
+        return reads, searches, by_meaning
 
-    reads, searches = in_session(server, server.keys["overridden"], body)
+    reads, searches, by_meaning = in_session(server, server.keys["overridden"], body)
+    for word, answer in by_meaning.items():
+        shown = [hit.get("path") for hit in answer["results"]]
+        assert not set(shown) & set(hidden), f"a hidden note is a neighbour of {word}: {shown}"
+        assert word not in json.dumps(answer), f"{word} leaks by meaning: {answer}"
     for path in hidden:
         assert reads[path] == reads[NO_SUCH_NOTE], f"note_read of {path} answers as a missing note: {reads}"
     assert searches[NONSENSE_WORD]["results"] == []
@@ -304,7 +312,7 @@ def test_private_overridden_and_quarantined_notes_answer_as_missing_ones(server)
 
     # The override names this key only: another whole-journal key finds the overridden note by its word.
     async def other(session):
-        return await ok(session, "search", {"query": DEMO.OVERRIDDEN_WORD})
+        return await ok(session, "search", {"query": DEMO.OVERRIDDEN_WORD, "mode": "all_words"})
 
     found = in_session(server, server.keys["whole"], other)
     assert [hit.get("path") for hit in found["results"]] == [DEMO.OVERRIDDEN_NOTE], found

@@ -16,14 +16,15 @@ use crate::journal::notes::{self, filters, query, rules};
 pub const DEF: ToolDef = ToolDef {
     name: "search",
     title: "search the journal",
-    description: "Search the journal's text (transcripts, entities, facets, notes, as granted). All words must match, \
-                  unless mode says otherwise: hybrid (by meaning and words: a question in your own words finds what \
-                  it means, and an exact name still ranks its item first), lexical (items holding every word first, \
-                  then those holding more of them) or semantic (by meaning only). Use \"quotes\" for a phrase and \
+    description: "Search the journal's text (transcripts, entities, facets, notes, as granted) by meaning and \
+                  words: a question in your own words finds what it means, an item holding more of its words ranks \
+                  higher, and an exact name still ranks its item first. mode: hybrid (the default), lexical (words \
+                  only: items holding every word first, then those holding more of them), semantic (meaning only, \
+                  nearest first) or all_words (only items holding every word). Use \"quotes\" for a phrase and \
                   -word to exclude. Filters in the query narrow it: path:Folder/ tag:name \
                   has:key -has:key [key:op value] (ops: is, is not, contains, exists, missing, gt, lt, under) \
                   facet:name after:YYYY-MM-DD before:YYYY-MM-DD; a query of filters only lists what passes them. \
-                  Returns ranked hits with a snippet and a reference for fetch.",
+                  Returns ranked hits, each with its score, how it matched, a snippet and a reference for fetch.",
     needs: Need::AnyRead,
     read_only: true,
     destructive: false,
@@ -56,8 +57,9 @@ pub struct Args {
     pub category: Option<String>,
     /// Only this facet (an id from list_facets).
     pub facet: Option<FacetId>,
-    /// How to rank, instead of requiring every word: "hybrid" (meaning and words), "lexical" (words only: items
-    /// holding every word first, then those holding more of them) or "semantic" (meaning only).
+    /// How to rank: "hybrid" (the default: meaning and words), "lexical" (words only: items holding every word
+    /// first, then those holding more of them), "semantic" (meaning only, nearest first) or "all_words" (only
+    /// items holding every word, ranked by BM25).
     pub mode: Option<SearchMode>,
 }
 
@@ -68,6 +70,7 @@ pub enum SearchMode {
     Hybrid,
     Lexical,
     Semantic,
+    AllWords,
 }
 
 impl JsonSchema for SearchMode {
@@ -80,7 +83,7 @@ impl JsonSchema for SearchMode {
     }
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({ "type": "string", "enum": ["hybrid", "lexical", "semantic"] })
+        schemars::json_schema!({ "type": "string", "enum": ["hybrid", "lexical", "semantic", "all_words"] })
     }
 }
 
@@ -92,9 +95,12 @@ impl TryFrom<String> for SearchMode {
             "hybrid" => Ok(SearchMode::Hybrid),
             "lexical" => Ok(SearchMode::Lexical),
             "semantic" => Ok(SearchMode::Semantic),
+            "all_words" => Ok(SearchMode::AllWords),
             _ => {
                 let shown: String = mode.chars().filter(|c| !c.is_control()).take(64).collect();
-                Err(format!("mode must be hybrid, lexical or semantic, not \"{shown}\""))
+                Err(format!(
+                    "mode must be hybrid, lexical, semantic or all_words, not \"{shown}\""
+                ))
             }
         }
     }
@@ -173,8 +179,8 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     }
     let conditions = conditions(&filters)?;
     let mode = match args.mode {
-        None => Mode::AllWords,
-        Some(SearchMode::Hybrid) => Mode::Hybrid,
+        None | Some(SearchMode::Hybrid) => Mode::Hybrid,
+        Some(SearchMode::AllWords) => Mode::AllWords,
         Some(SearchMode::Lexical) => Mode::Lexical,
         Some(SearchMode::Semantic) => Mode::Semantic,
     };
@@ -266,7 +272,14 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         })
         .collect();
     let next_cursor = more.then(|| context.cursor("search", &request, offset + limit));
-    answer(results, next_cursor, unranked_by_meaning)
+    // A question no item holds a word of is still answered by meaning: the agent is told, so that
+    // it reads the hits as the nearest there are, not as matches.
+    let by_meaning_alone = (mode == Mode::Hybrid
+        && !filters.text.trim().is_empty()
+        && !results.is_empty()
+        && results.iter().all(|hit| hit.matched.words.is_none()))
+    .then(|| "no hit holds a word of the query: these are the nearest in meaning (matched.meaning)".to_string());
+    answer(results, next_cursor, unranked_by_meaning.or(by_meaning_alone))
 }
 
 fn answer(results: Vec<Hit>, next_cursor: Option<String>, said: Option<String>) -> Result<ToolOutput, ToolError> {
@@ -391,9 +404,15 @@ mod tests {
     fn the_mode_is_one_of_three_and_its_schema_says_which() {
         let schema = crate::schema::of::<Args>();
         let mode = serde_json::to_string(&schema["properties"]["mode"]).unwrap();
-        assert!(mode.contains(r#""enum":["hybrid","lexical","semantic""#), "{mode}");
+        assert!(
+            mode.contains(r#""enum":["hybrid","lexical","semantic","all_words""#),
+            "{mode}"
+        );
         assert_eq!(SearchMode::try_from("semantic".to_string()), Ok(SearchMode::Semantic));
         let refused = SearchMode::try_from("Hybrid".to_string()).unwrap_err();
-        assert_eq!(refused, "mode must be hybrid, lexical or semantic, not \"Hybrid\"");
+        assert_eq!(
+            refused,
+            "mode must be hybrid, lexical, semantic or all_words, not \"Hybrid\""
+        );
     }
 }
