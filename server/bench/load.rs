@@ -83,6 +83,8 @@ pub struct LoadOptions {
     pub queries: Arc<Vec<String>>,
     /// The name of the search tool (another server's may differ); it takes a `query` argument.
     pub search_tool: String,
+    /// More arguments for every search (`mode`, `category`, ...), beside `query`.
+    pub search_arguments: serde_json::Map<String, Value>,
     /// For a baseline in another process: the size of body to ask it for (`baseline::SIZE_HEADER`).
     pub body_bytes: Option<usize>,
     /// Speak 2026-07-28: no session, each request with its `_meta` and the standard headers.
@@ -385,6 +387,7 @@ async fn client_loop(
             notes,
             queries: &options.queries,
             search_tool: &options.search_tool,
+            search_arguments: &options.search_arguments,
         };
         let body = request(op, n, worker, &mut rng, &inputs);
         let started = Instant::now();
@@ -441,6 +444,7 @@ struct Inputs<'a> {
     notes: &'a [String],
     queries: &'a [String],
     search_tool: &'a str,
+    search_arguments: &'a serde_json::Map<String, Value>,
 }
 
 fn request(op: Op, n: u64, worker: usize, rng: &mut u64, inputs: &Inputs) -> Value {
@@ -449,6 +453,7 @@ fn request(op: Op, n: u64, worker: usize, rng: &mut u64, inputs: &Inputs) -> Val
         notes,
         queries,
         search_tool,
+        search_arguments,
     } = *inputs;
     let id = n;
     let call = |name: &str, arguments: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
@@ -461,7 +466,9 @@ fn request(op: Op, n: u64, worker: usize, rng: &mut u64, inputs: &Inputs) -> Val
                 0 => QUERIES[(draw % QUERIES.len() as u64) as usize],
                 n => queries[(draw % n as u64) as usize].as_str(),
             };
-            call(search_tool, json!({"query": query}))
+            let mut arguments = search_arguments.clone();
+            arguments.insert("query".into(), json!(query));
+            call(search_tool, Value::Object(arguments))
         }
         Op::Fetch => {
             let reference = &references[(next(rng) % references.len().max(1) as u64) as usize];
@@ -578,12 +585,14 @@ mod tests {
             notes: &[],
             queries: &queries,
             search_tool: "find",
+            search_arguments: &serde_json::Map::from_iter([("mode".to_string(), json!("lexical"))]),
         };
         let mut rng = 7;
         let mut seen = std::collections::BTreeSet::new();
         for n in 0..50 {
             let body = request(Op::Search, n, 0, &mut rng, &inputs);
             assert_eq!(body["params"]["name"], "find");
+            assert_eq!(body["params"]["arguments"]["mode"], "lexical");
             seen.insert(body["params"]["arguments"]["query"].as_str().unwrap().to_string());
         }
         assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["\"a phrase\"", "alpha beta"]);

@@ -55,6 +55,9 @@ struct Args {
     /// `query` argument.
     #[arg(long, default_value = "search")]
     search_tool: String,
+    /// More arguments for every search, as a JSON object (e.g. '{"mode": "all_words"}').
+    #[arg(long, value_name = "JSON", value_parser = search_arguments)]
+    search_arguments: Option<serde_json::Map<String, serde_json::Value>>,
     /// Compare with a baseline already running at this URL (started with --serve-baseline, for
     /// example pinned to the server's core with taskset) instead of one inside this process.
     #[arg(long, value_name = "URL", conflicts_with = "no_baseline")]
@@ -136,6 +139,7 @@ async fn run(args: Args) -> Result<(), String> {
         seed: args.seed,
         queries: std::sync::Arc::new(queries),
         search_tool: args.search_tool.clone(),
+        search_arguments: args.search_arguments.clone().unwrap_or_default(),
         body_bytes: None,
         stateless: args.protocol == "2026-07-28",
     };
@@ -265,4 +269,13 @@ fn peak_rss_mb(pid: u32) -> Result<u64, String> {
         .and_then(|v| v.parse::<u64>().ok())
         .unwrap_or(0);
     Ok(kb / 1024)
+}
+
+/// `--search-arguments`: a JSON object, or a one-line error saying what is wrong.
+fn search_arguments(text: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    match serde_json::from_str(text) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        Ok(_) => Err("must be a JSON object, such as {\"mode\": \"all_words\"}".into()),
+        Err(error) => Err(format!("is not JSON: {error}")),
+    }
 }

@@ -158,12 +158,17 @@ async fn entities_respect_facet_scope() {
         .await;
     assert_eq!(maya["type"], "person");
     assert!(maya["descriptions"]["family"].as_str().unwrap().contains("daughter"));
-    let hits = family.ok("search", json!({"query": "manager"})).await;
+    let hits = family
+        .ok("search", json!({"query": "manager", "mode": "all_words"}))
+        .await;
     assert!(
         hits["results"].as_array().unwrap().is_empty(),
         "a work description never matches for a family-only grant"
     );
     assert!(hits["note"].as_str().unwrap().contains("This answer is complete"));
+    // By meaning too: the entities it reaches are shown by their family descriptions only.
+    let near = family.ok("search", json!({"query": "manager", "limit": 100})).await;
+    assert!(!near.to_string().to_lowercase().contains("manager"), "{near}");
 }
 
 #[tokio::test]

@@ -22,6 +22,7 @@ mod phrase;
 mod ranked;
 mod reach;
 mod snippet;
+mod vectors;
 
 pub use nearest::DIMS;
 use nearest::{Nearest, VectorFields};
@@ -101,8 +102,21 @@ enum Ranking {
     AllWords,
     /// Some but not every word.
     SomeWords,
-    Meaning(Vec<f32>),
+    /// Nearest in meaning to the question's vector; `every`: weigh every document that passes the
+    /// filters, not only the candidates of the codes (`nearest::Nearest`).
+    Meaning {
+        question: Vec<f32>,
+        every: bool,
+    },
 }
+
+/// How many documents a segment weighs in full in a search by meaning, at least: those nearest by
+/// their first values (`vectors::ROUGH_DIMS`). Measured on the 10,000-segment demo journal
+/// (docs/performance.md).
+const MEANING_CANDIDATES: usize = 400;
+
+/// ... and at least this many times the documents the search wants.
+const MEANING_CANDIDATES_PER_WANTED: usize = 4;
 
 /// The pool each side of a fused ranking brings: the page and what precedes it, in hundreds, so
 /// that the pages of one search come from one pool (up to the hundredth hit).
@@ -172,6 +186,8 @@ pub struct SearchIndex {
     index: Index,
     reader: IndexReader,
     fields: Fields,
+    /// Each segment's vectors as one block, for search by meaning (`vectors`).
+    vectors: Arc<vectors::VectorCache>,
 }
 
 impl SearchIndex {
@@ -200,7 +216,14 @@ impl SearchIndex {
         };
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
         let fields = fields(&schema);
-        Ok((SearchIndex { index, reader, fields }, fresh))
+        let vectors = Arc::new(vectors::VectorCache::default());
+        let index = SearchIndex {
+            index,
+            reader,
+            fields,
+            vectors,
+        };
+        Ok((index, fresh))
     }
 
     /// A writer for one batch of changes. Only one process may hold it at a time; another caller
@@ -283,12 +306,22 @@ impl SearchIndex {
     pub fn commit(&self, mut writer: IndexWriter) -> tantivy::Result<()> {
         writer.commit()?;
         writer.wait_merging_threads()?;
-        self.reader.reload()
+        self.reload()
     }
 
-    /// Picks up commits made by another process.
+    /// Picks up commits made by another process, and forgets the vectors of segments that are no
+    /// longer in the index.
     pub fn reload(&self) -> tantivy::Result<()> {
-        self.reader.reload()
+        self.reader.reload()?;
+        let searcher = self.reader.searcher();
+        let kept: Vec<_> = searcher.segment_readers().iter().map(|r| r.segment_id()).collect();
+        self.vectors.keep_only(&kept);
+        Ok(())
+    }
+
+    /// The memory the vectors read for search by meaning take, in bytes.
+    pub fn vector_bytes(&self) -> usize {
+        self.vectors.bytes()
     }
 
     /// Number of documents visible to searches.
@@ -338,7 +371,8 @@ impl SearchIndex {
         };
         let semantic = match question {
             Some(question) => {
-                let (_, docs) = self.ranked(&searcher, &everything, &Ranking::Meaning(question), None)?;
+                let meaning = Ranking::Meaning { question, every: false };
+                let (_, docs) = self.ranked(&searcher, &everything, &meaning, None)?;
                 docs.into_iter()
                     .map(|(score, address)| (address, score - 1.0))
                     .collect()
@@ -530,6 +564,7 @@ impl SearchIndex {
         let words = sanitize(&query.text);
         let all_words = || parser.parse_query_lenient(&words).0;
         let mut excluded: Vec<Box<dyn Query>> = Vec::new();
+        let mut nearest: Option<Nearest> = None;
         let text_query: Box<dyn Query> = if words.trim().is_empty() {
             // A search of filters only (`tag:x`): every document that passes them.
             Box::new(AllQuery)
@@ -545,7 +580,7 @@ impl SearchIndex {
                         (Occur::MustNot, all_words()),
                     ]))
                 }
-                Ranking::Meaning(question) => {
+                Ranking::Meaning { question, every } => {
                     // Words excluded with `-word` are excluded by meaning too.
                     if let Some(boolean) = all_words().as_any().downcast_ref::<BooleanQuery>() {
                         excluded.extend(
@@ -556,7 +591,15 @@ impl SearchIndex {
                                 .map(|(_, clause)| clause.box_clone()),
                         );
                     }
-                    Box::new(Nearest::new(question.clone()))
+                    let wanted = query.offset + query.limit + 1;
+                    let candidates = (wanted * MEANING_CANDIDATES_PER_WANTED).max(MEANING_CANDIDATES);
+                    let near = Nearest::new(
+                        question.clone(),
+                        Arc::clone(&self.vectors),
+                        (!every).then_some(candidates),
+                    );
+                    nearest = Some(near.clone());
+                    Box::new(near)
                 }
             }
         };
@@ -613,10 +656,17 @@ impl SearchIndex {
         let lead = match lead {
             Some(lead) => lead,
             // Every document with a vector is scored: the filters test only what could enter the top.
-            None if matches!(ranking, Ranking::Meaning(_)) => Lead::Text,
             None if words.trim().is_empty() => Lead::Filters,
             None => leader(searcher, &filters)?,
         };
+        if let (Lead::Filters, Ranking::Meaning { question, every: false }) = (lead, ranking) {
+            // Filters few documents pass lead: those are weighed, every one of them.
+            let every = Ranking::Meaning {
+                question: question.clone(),
+                every: true,
+            };
+            return self.ranked(searcher, query, &every, Some(Lead::Filters));
+        }
         // Scored by what the caller may reach: the notes hidden from it count for no word (`reach`).
         let reach = if query.not_files.is_empty() {
             None
@@ -639,6 +689,18 @@ impl SearchIndex {
                 None => searcher.search(&*scored, &top)?,
             };
             docs.drain(..query.offset.min(docs.len()));
+            if let (Some(nearest), Ranking::Meaning { question, .. }) = (&nearest, ranking)
+                && docs.len() <= query.limit
+                && nearest.narrowed()
+            {
+                // The filters left fewer of the candidates than the page wants: every document
+                // that passes them is weighed.
+                let every = Ranking::Meaning {
+                    question: question.clone(),
+                    every: true,
+                };
+                return self.ranked(searcher, query, &every, Some(Lead::Text));
+            }
             docs
         } else {
             // A filter with few documents leads a conjunction (or every document matches the
@@ -865,6 +927,60 @@ mod tests {
     /// Search by meaning ranks the note a question is about first, though they share no word, and
     /// runs under the same filters as words: a hidden note or one of another category is never a
     /// neighbour.
+    /// Past `MEANING_CANDIDATES` documents a segment, a search by meaning weighs only the nearest by
+    /// their codes; a filter that passes documents far from the question still gets a full page.
+    #[test]
+    fn filters_that_pass_few_candidates_still_fill_the_page() {
+        let dir = tempfile::tempdir().unwrap();
+        let (index, _) = SearchIndex::open(dir.path()).unwrap();
+        let writer = index.writer().unwrap();
+        let sport = ["marathon", "kilometres", "pace", "tempo run", "long run", "race day"];
+        let kitchen = ["sourdough", "starter", "loaf", "crumb", "oven", "flour"];
+        let put = |i: usize, facet: &str, words: &[&str]| {
+            let body = format!(
+                "Entry {i}: the {} and the {} went well today.",
+                words[i % words.len()],
+                words[(i / words.len()) % words.len()]
+            );
+            let doc = item(&format!("{facet}/{i}"), "transcripts", 20_261_101, &[facet], &body);
+            index.put(&writer, &doc).unwrap();
+        };
+        for i in 0..1200 {
+            put(i, "sport", &sport);
+        }
+        for i in 0..400 {
+            put(i, "kitchen", &kitchen);
+        }
+        for i in 0..40 {
+            put(i, "bakery", &kitchen);
+        }
+        index.commit(writer).unwrap();
+        let search = |facet: &str| {
+            let query = SearchQuery {
+                text: "training for a marathon".into(),
+                categories: vec!["transcripts".into()],
+                facets: Some(vec![facet.to_string()]),
+                mode: Mode::Semantic,
+                limit: 10,
+                ..SearchQuery::default()
+            };
+            index.search(&query).unwrap()
+        };
+        let (near, _) = search("sport");
+        assert_eq!(near.len(), 10);
+        // A quarter of the documents, none near the question: the codes' candidates hold few of
+        // them, so every document that passes is weighed.
+        let (far, more) = search("kitchen");
+        assert_eq!(far.len(), 10, "{far:?}");
+        assert!(more);
+        assert!(far.iter().all(|hit| hit.path.starts_with("kitchen/")), "{far:?}");
+        // Few enough documents to lead: each is weighed.
+        let (few, more) = search("bakery");
+        assert_eq!(few.len(), 10, "{few:?}");
+        assert!(more);
+        assert!(index.vector_bytes() >= 1640 * 260, "{}", index.vector_bytes());
+    }
+
     #[test]
     fn meaning_finds_a_note_in_other_words_within_the_filters() {
         let dir = tempfile::tempdir().unwrap();

@@ -9,15 +9,18 @@
 //! the scale in one f64 column whose name records the model, so that a journal indexed with another
 //! model has another schema and is indexed again rather than mixing vectors.
 
-use tantivy::columnar::Column;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use tantivy::query::{EnableScoring, Explanation, Query, Scorer, Weight};
 use tantivy::schema::{FAST, SchemaBuilder};
 use tantivy::{DocId, DocSet, Score, SegmentReader, TERMINATED, TantivyDocument};
 
 use journal_meaning::Model;
 
-/// How many numbers a vector holds.
-pub const DIMS: usize = 256;
+use super::vectors::{Columns, Question, SegmentVectors, VectorCache};
+
+pub use super::vectors::DIMS;
 const WORDS: usize = DIMS / 8;
 
 /// The column of the vector's scale, named after the model that made the vectors.
@@ -80,6 +83,16 @@ pub struct VectorFields {
 }
 
 impl VectorFields {
+    /// The vector's columns in one segment: the 32 words of values and the scale.
+    pub fn columns(reader: &SegmentReader) -> tantivy::Result<Columns> {
+        let fast = reader.fast_fields();
+        let mut words = Vec::with_capacity(WORDS);
+        for word in 0..WORDS {
+            words.push(fast.u64(&word_field(word))?);
+        }
+        Ok((words, fast.f64(&scale_field())?))
+    }
+
     pub fn of(schema: &tantivy::schema::Schema) -> tantivy::Result<VectorFields> {
         let mut words = [tantivy::schema::Field::from_field_id(0); WORDS];
         for (word, field) in words.iter_mut().enumerate() {
@@ -101,17 +114,40 @@ pub fn embed(text: &str) -> Option<Packed> {
 
 /// The documents nearest in meaning to a question, scored `1 + cosine` (never negative, as the
 /// collector needs); documents without a vector do not match.
-#[derive(Debug, Clone)]
+///
+/// With a number of candidates, each segment weighs in full only that many documents, those
+/// nearest the question by their first values (`vectors::ROUGH_DIMS`): the rest are far enough
+/// that they would not reach the top. Whether a segment held more than that is kept (`narrowed`), so that a
+/// search whose filters left too few of them can ask again with every document.
+#[derive(Clone)]
 pub struct Nearest {
-    question: std::sync::Arc<[f32]>,
+    question: Arc<Question>,
+    vectors: Arc<VectorCache>,
+    candidates: Option<usize>,
+    narrowed: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for Nearest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Nearest").field("candidates", &self.candidates).finish()
+    }
 }
 
 impl Nearest {
-    /// The query for `question`'s vector (of the model's dimensions, length one).
-    pub fn new(question: Vec<f32>) -> Nearest {
+    /// The query for `question`'s vector (of the model's dimensions, length one), weighing at most
+    /// `candidates` documents a segment exactly (None: every one).
+    pub fn new(question: Vec<f32>, vectors: Arc<VectorCache>, candidates: Option<usize>) -> Nearest {
         Nearest {
-            question: question.into(),
+            question: Arc::new(Question::new(&question)),
+            vectors,
+            candidates,
+            narrowed: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// Whether some segment had more documents than the candidates this query weighed.
+    pub fn narrowed(&self) -> bool {
+        self.narrowed.load(Ordering::Relaxed)
     }
 }
 
@@ -123,71 +159,110 @@ impl Query for Nearest {
 
 impl Weight for Nearest {
     fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
-        let fast = reader.fast_fields();
-        let mut words = Vec::with_capacity(WORDS);
-        for word in 0..WORDS {
-            words.push(fast.u64(&word_field(word))?);
-        }
-        let mut scorer = NearestScorer {
-            question: std::sync::Arc::clone(&self.question),
-            words,
-            scale: fast.f64(&scale_field())?,
-            boost,
-            doc: 0,
-            max_doc: reader.max_doc(),
-            score: 0.0,
+        let vectors = self.vectors.segment(reader, VectorFields::columns)?;
+        let Some(candidates) = self.candidates else {
+            let mut every = Every {
+                vectors,
+                question: Arc::clone(&self.question),
+                boost,
+                doc: 0,
+            };
+            every.settle();
+            return Ok(Box::new(every));
         };
-        scorer.settle();
-        Ok(Box::new(scorer))
+        let mut near = vectors.rough(&self.question);
+        if near.len() > candidates {
+            self.narrowed.store(true, Ordering::Relaxed);
+            near.select_nth_unstable_by(candidates, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            near.truncate(candidates);
+        }
+        let mut docs: Vec<(DocId, Score)> = near
+            .into_iter()
+            .map(|(_, doc)| (doc, (1.0 + vectors.similarity(doc, &self.question)) * boost))
+            .collect();
+        docs.sort_unstable_by_key(|(doc, _)| *doc);
+        Ok(Box::new(Listed { docs, at: 0 }))
     }
 
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
-        let mut scorer = self.scorer(reader, 1.0)?;
-        if scorer.seek(doc) != doc {
+        let vectors = self.vectors.segment(reader, VectorFields::columns)?;
+        if !vectors.has(doc) {
             return Err(tantivy::TantivyError::InvalidArgument(format!(
                 "document {doc} has no vector"
             )));
         }
-        Ok(Explanation::new("similarity in meaning, plus one", scorer.score()))
+        let score = 1.0 + vectors.similarity(doc, &self.question);
+        Ok(Explanation::new("similarity in meaning, plus one", score))
     }
 }
 
-struct NearestScorer {
-    question: std::sync::Arc<[f32]>,
-    words: Vec<Column<u64>>,
-    scale: Column<f64>,
+/// The candidates of a segment, scored, in document order.
+struct Listed {
+    docs: Vec<(DocId, Score)>,
+    at: usize,
+}
+
+impl DocSet for Listed {
+    fn advance(&mut self) -> DocId {
+        self.at = (self.at + 1).min(self.docs.len());
+        self.doc()
+    }
+
+    fn seek(&mut self, target: DocId) -> DocId {
+        let rest = &self.docs[self.at..];
+        self.at += rest.partition_point(|(doc, _)| *doc < target);
+        self.doc()
+    }
+
+    fn doc(&self) -> DocId {
+        self.docs.get(self.at).map_or(TERMINATED, |(doc, _)| *doc)
+    }
+
+    fn size_hint(&self) -> u32 {
+        self.docs.len() as u32
+    }
+}
+
+impl Scorer for Listed {
+    fn score(&mut self) -> Score {
+        self.docs.get(self.at).map_or(0.0, |(_, score)| *score)
+    }
+}
+
+/// Every document of a segment that has a vector, each weighed when asked: when filters lead, only
+/// the documents they pass are weighed.
+struct Every {
+    vectors: Arc<SegmentVectors>,
+    question: Arc<Question>,
     boost: Score,
     doc: DocId,
-    max_doc: DocId,
-    score: Score,
 }
 
-impl NearestScorer {
-    /// Moves to the first document from `doc` on that has a vector, and scores it.
+impl Every {
+    /// Moves to the first document from `doc` on that has a vector.
     fn settle(&mut self) {
-        while self.doc < self.max_doc {
-            if let Some(scale) = self.scale.first(self.doc) {
-                let mut dot = 0.0f32;
-                for (word_index, column) in self.words.iter().enumerate() {
-                    let word = column.first(self.doc).unwrap_or(0);
-                    let question = &self.question[word_index * 8..word_index * 8 + 8];
-                    for (byte, q) in word.to_le_bytes().iter().zip(question) {
-                        dot += f32::from(*byte as i8) * q;
-                    }
-                }
-                self.score = (1.0 + dot * scale as f32) * self.boost;
-                return;
-            }
+        let docs = self.vectors.docs() as DocId;
+        while self.doc < docs && !self.vectors.has(self.doc) {
             self.doc += 1;
         }
-        self.doc = TERMINATED;
+        if self.doc >= docs {
+            self.doc = TERMINATED;
+        }
     }
 }
 
-impl DocSet for NearestScorer {
+impl DocSet for Every {
     fn advance(&mut self) -> DocId {
         if self.doc != TERMINATED {
             self.doc += 1;
+            self.settle();
+        }
+        self.doc
+    }
+
+    fn seek(&mut self, target: DocId) -> DocId {
+        if self.doc != TERMINATED && self.doc < target {
+            self.doc = target;
             self.settle();
         }
         self.doc
@@ -198,13 +273,13 @@ impl DocSet for NearestScorer {
     }
 
     fn size_hint(&self) -> u32 {
-        self.max_doc
+        self.vectors.docs() as u32
     }
 }
 
-impl Scorer for NearestScorer {
+impl Scorer for Every {
     fn score(&mut self) -> Score {
-        self.score
+        (1.0 + self.vectors.similarity(self.doc, &self.question)) * self.boost
     }
 }
 
