@@ -94,3 +94,121 @@ async fn a_hidden_note_is_never_a_neighbour_in_meaning() {
         assert!(!hidden.to_string().contains("marzipan"), "{mode}: {hidden}");
     }
 }
+
+#[tokio::test]
+async fn items_like_one_are_found_by_its_reference_and_never_reach_past_the_grant() {
+    let server = TestServer::start().await;
+    let key = server.key("like", &["notes", "entities"], None).await;
+    let client = Client::connected(&server.url(), &key).await;
+    let found = client
+        .ok("search", json!({"query": "path:Projects/half-marathon.md"}))
+        .await;
+    let reference = found["results"][0]["reference"].as_str().unwrap().to_string();
+    let like = client.ok("search", json!({"like": reference, "limit": 5})).await;
+    let near = paths(&like);
+    assert!(
+        !near.contains(&"Projects/half-marathon.md".to_string()),
+        "never itself: {like}"
+    );
+    assert!(
+        near.iter().any(|p| p.contains("running-log") || p.contains("health")),
+        "{like}"
+    );
+    for hit in like["results"].as_array().unwrap() {
+        assert!(
+            hit["matched"]["meaning"].is_number() && hit["matched"].get("words").is_none(),
+            "{hit}"
+        );
+    }
+    // Filters in the query narrow it; words are refused, and so is another mode.
+    let in_folder = client
+        .ok("search", json!({"like": reference, "query": "path:Projects/Atlas/"}))
+        .await;
+    assert!(
+        paths(&in_folder).iter().all(|p| p.starts_with("Projects/Atlas/")),
+        "{in_folder}"
+    );
+    let worded = client
+        .refused("search", json!({"like": reference, "query": "running"}))
+        .await;
+    assert!(worded.contains("leave the words out of query"), "{worded}");
+    let moded = client
+        .refused("search", json!({"like": reference, "mode": "lexical"}))
+        .await;
+    assert!(moded.contains("like ranks by meaning"), "{moded}");
+    // A reference is the connection's own: another's, or a made-up one, is refused alike.
+    let other_key = server.key("other", &["notes"], None).await;
+    let other = Client::connected(&server.url(), &other_key).await;
+    let foreign = other.refused("search", json!({"like": reference})).await;
+    assert!(foreign.contains("that reference is not valid here"), "{foreign}");
+    // A note the connection may no longer see answers as a missing item.
+    let denied_key = server.key(demo_notes::OVERRIDDEN_FOR, &["notes"], None).await;
+    let denied = Client::connected(&server.url(), &denied_key).await;
+    let seen_by_other = other
+        .ok(
+            "search",
+            json!({"query": format!("path:{}", demo_notes::OVERRIDDEN_NOTE)}),
+        )
+        .await;
+    assert_eq!(paths(&seen_by_other), [demo_notes::OVERRIDDEN_NOTE]);
+    let own = denied
+        .ok("search", json!({"query": "path:Projects/half-marathon.md"}))
+        .await;
+    let like_own = denied
+        .ok("search", json!({"like": own["results"][0]["reference"], "limit": 100}))
+        .await;
+    assert!(
+        !paths(&like_own).contains(&demo_notes::OVERRIDDEN_NOTE.to_string()),
+        "a hidden note is never like another: {like_own}"
+    );
+}
+
+#[tokio::test]
+async fn path_and_where_arguments_mean_what_the_inline_filters_mean() {
+    let server = TestServer::start().await;
+    let key = server.key("structured", &["notes", "transcripts"], None).await;
+    let client = Client::connected(&server.url(), &key).await;
+    let inline = client
+        .ok(
+            "search",
+            json!({"query": "plan path:Projects/ [status:is \"active\"]", "mode": "all_words", "limit": 100}),
+        )
+        .await;
+    let structured = client
+        .ok(
+            "search",
+            json!({"query": "plan", "path": "Projects/", "where": "status is \"active\"", "mode": "all_words", "limit": 100}),
+        )
+        .await;
+    assert!(!paths(&inline).is_empty(), "{inline}");
+    assert_eq!(paths(&inline), paths(&structured));
+    // `or` and `and` as in base_query; a filter only lists what passes it.
+    let either = client
+        .ok(
+            "search",
+            json!({"where": "status is \"todo\" or status is \"done\"", "limit": 100}),
+        )
+        .await;
+    let listed = paths(&either);
+    assert!(listed.contains(&"Projects/Atlas/dashboards.md".to_string()), "{either}");
+    assert!(
+        listed.contains(&"Projects/Atlas/warehouse-cutover.md".to_string()),
+        "{either}"
+    );
+    assert!(!listed.contains(&"Projects/half-marathon.md".to_string()), "{either}");
+    assert!(
+        either["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|hit| hit["category"] == "notes")
+    );
+    let bad = client
+        .refused("search", json!({"query": "plan", "where": "status iss \"x\""}))
+        .await;
+    assert!(bad.starts_with("where: "), "{bad}");
+    let note = client
+        .ok("search", json!({"path": "Projects/half-marathon.md", "limit": 100}))
+        .await;
+    assert_eq!(paths(&note), ["Projects/half-marathon.md"]);
+}

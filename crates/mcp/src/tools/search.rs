@@ -23,8 +23,9 @@ pub const DEF: ToolDef = ToolDef {
                   nearest first) or all_words (only items holding every word). Use \"quotes\" for a phrase and \
                   -word to exclude. Filters in the query narrow it: path:Folder/ tag:name \
                   has:key -has:key [key:op value] (ops: is, is not, contains, exists, missing, gt, lt, under) \
-                  facet:name after:YYYY-MM-DD before:YYYY-MM-DD; a query of filters only lists what passes them. \
-                  Returns ranked hits, each with its score, how it matched, a snippet and a reference for fetch.",
+                  facet:name after:YYYY-MM-DD before:YYYY-MM-DD (or the path and where arguments); a query of \
+                  filters only lists what passes them. like: a hit's reference finds the items nearest in meaning \
+                  to it. Returns ranked hits, each with its score, how it matched, a snippet and a reference.",
     needs: Need::AnyRead,
     read_only: true,
     destructive: false,
@@ -40,7 +41,8 @@ pub const DEF: ToolDef = ToolDef {
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// What to look for, up to 4096 bytes: words, "phrases", -exclusions and filters (path:, tag:, has:, -has:,
-    /// [key:op value], facet:, after:, before:).
+    /// [key:op value], facet:, after:, before:). May be left out with `like`, or hold only filters.
+    #[serde(default)]
     pub query: String,
     /// How many hits, 1-100 (default 10).
     #[serde(default)]
@@ -61,6 +63,15 @@ pub struct Args {
     /// first, then those holding more of them), "semantic" (meaning only, nearest first) or "all_words" (only
     /// items holding every word, ranked by BM25).
     pub mode: Option<SearchMode>,
+    /// Only notes in this folder (`Projects/`) or this note (`Projects/alpha.md`), as the path: filter.
+    pub path: Option<String>,
+    /// Only notes whose frontmatter passes these conditions, in base_query's `where` language: `status is
+    /// "active" and due lt now`, `priority gt 2 or tags contains "urgent"` (`and` binds tighter).
+    #[serde(rename = "where")]
+    pub where_: Option<String>,
+    /// Items like this one instead of words: a reference from a search or listing; the nearest in meaning
+    /// (never the item itself), under the same filters. The query then holds no words.
+    pub like: Option<String>,
 }
 
 /// How search ranks.
@@ -149,8 +160,23 @@ pub struct Matched {
 
 pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, ToolError> {
     check_len("query", &args.query, 4096)?;
-    let filters = filters::parse(&args.query).map_err(|e| ToolError::Invalid(e.to_string()))?;
-    if filters.text.trim().is_empty() && !filters.any() {
+    let mut filters = filters::parse(&args.query).map_err(|e| ToolError::Invalid(e.to_string()))?;
+    if let Some(path) = &args.path {
+        check_len("path", path, 1024)?;
+        filters.paths.push(path.clone());
+    }
+    let alternatives = match &args.where_ {
+        Some(text) => {
+            check_len("where", text, 4096)?;
+            query::parse_where(text).map_err(|e| ToolError::Invalid(format!("where: {}", e.message)))?
+        }
+        None => Vec::new(),
+    };
+    let like = match &args.like {
+        Some(reference) => Some(like(context, reference, &filters, args.mode).await?),
+        None => None,
+    };
+    if filters.text.trim().is_empty() && !filters.any() && alternatives.is_empty() && like.is_none() {
         return Err(ToolError::Invalid("query must not be empty".into()));
     }
     let limit = args.limit.get();
@@ -169,7 +195,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
             vec![category]
         }
     };
-    if filters.notes_only() {
+    if filters.notes_only() || !alternatives.is_empty() {
         // Paths, tags and frontmatter belong to notes alone.
         categories.retain(|c| *c == Category::Notes);
     }
@@ -192,8 +218,8 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         _ => None,
     };
     let request = format!(
-        "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{limit}\n{mode:?}",
-        args.query, from, to, args.category, args.facet
+        "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{limit}\n{mode:?}\n{:?}\n{:?}\n{:?}",
+        args.query, from, to, args.category, args.facet, args.path, args.where_, like
     );
     let offset = context.offset("search", &request, args.cursor.as_ref())?;
     let empty_range = matches!((from, to), (Some(from), Some(to)) if from > to);
@@ -217,6 +243,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         mode,
         offset,
         limit,
+        like: like.clone(),
         ..SearchQuery::default()
     };
     let (worker_set, worker_reader) = (Arc::clone(&set), reader.clone());
@@ -227,13 +254,23 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     // built first) may take milliseconds, and runs on the blocking pool.
     // By meaning, every document with a vector is scored: that is no pruned search.
     let bounded = mode == Mode::AllWords
+        && like.is_none()
+        && alternatives.is_empty()
         && crate::journal::index::is_pruned(&filters.text)
         && (conditions.is_empty() || notes::ops::passing_is_quick(&set, &reader, &conditions));
     let mut work = move || {
         if with_notes {
             query.not_files = notes::ops::hidden_by_overrides(&worker_set, &worker_reader);
-            if !conditions.is_empty() {
-                let passing = notes::ops::passing(&worker_set, &worker_reader, &conditions, now_ms);
+            if !conditions.is_empty() || !alternatives.is_empty() {
+                let mut passing = notes::ops::passing(&worker_set, &worker_reader, &conditions, now_ms);
+                if !alternatives.is_empty() {
+                    passing.intersect(&notes::ops::passing_any(
+                        &worker_set,
+                        &worker_reader,
+                        &alternatives,
+                        now_ms,
+                    ));
+                }
                 let set = Arc::clone(&worker_set);
                 let passes = move |key: u64| set.row_of_index_key(key).is_some_and(|row| passing.contains(row));
                 query.note_filter = Some(NoteFilter(Arc::new(passes)));
@@ -275,11 +312,53 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     // A question no item holds a word of is still answered by meaning: the agent is told, so that
     // it reads the hits as the nearest there are, not as matches.
     let by_meaning_alone = (mode == Mode::Hybrid
+        && like.is_none()
         && !filters.text.trim().is_empty()
         && !results.is_empty()
         && results.iter().all(|hit| hit.matched.words.is_none()))
     .then(|| "no hit holds a word of the query: these are the nearest in meaning (matched.meaning)".to_string());
     answer(results, next_cursor, unranked_by_meaning.or(by_meaning_alone))
+}
+
+/// The index path of the item `reference` names, once the connection is found to reach it (a
+/// reference outlives a note's privacy or a narrowed grant: those answer as a missing item). The
+/// query may hold filters but no words, and the mode, if given, must be semantic.
+async fn like(
+    context: &ToolContext<'_>,
+    reference: &str,
+    filters: &filters::Filters,
+    mode: Option<SearchMode>,
+) -> Result<String, ToolError> {
+    if !filters.text.trim().is_empty() {
+        return Err(ToolError::Invalid(
+            "like finds items like the one given: leave the words out of query (its filters are kept)".into(),
+        ));
+    }
+    if mode.is_some_and(|mode| mode != SearchMode::Semantic) {
+        return Err(ToolError::Invalid("like ranks by meaning: leave mode out".into()));
+    }
+    let (kind, path) = context.open_reference(reference, &["transcript", "entity", "facet", "note"])?;
+    let category = match kind.as_str() {
+        "transcript" => Category::Transcripts,
+        "entity" => Category::Entities,
+        "note" => Category::Notes,
+        _ => Category::Facets,
+    };
+    if category == Category::Notes {
+        if !context.connection.grant.has(Category::Notes) {
+            return Err(ToolError::Refused(
+                "this connection's access no longer includes notes".into(),
+            ));
+        }
+        match context.read_note(notes::ops::Target::Path(path.clone())).await {
+            Ok(_) => {}
+            Err(ToolError::Refused(_)) => return Err(ToolError::Refused("that item no longer exists".into())),
+            Err(other) => return Err(other),
+        }
+    } else {
+        super::fetch::reachable_item(context, category, &kind, &path).await?;
+    }
+    Ok(path)
 }
 
 fn answer(results: Vec<Hit>, next_cursor: Option<String>, said: Option<String>) -> Result<ToolOutput, ToolError> {

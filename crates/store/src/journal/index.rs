@@ -77,6 +77,10 @@ pub struct SearchQuery {
     pub note_filter: Option<NoteFilter>,
     /// How what passes the filters is ranked: by words, by meaning, or both.
     pub mode: Mode,
+    /// Items like the one at this path instead of a question: ranked by meaning, nearest to the
+    /// vectors of its documents that pass the filters (an entity's descriptions in the facets
+    /// searched), never the item itself. The text should then hold no words.
+    pub like: Option<String>,
     pub offset: usize,
     pub limit: usize,
 }
@@ -338,6 +342,20 @@ impl SearchIndex {
     /// (`meaning_ready` says why) is ranked by words.
     pub fn search(&self, query: &SearchQuery) -> tantivy::Result<(Vec<Hit>, bool)> {
         let searcher = self.reader.searcher();
+        if let Some(path) = &query.like {
+            let Some(question) = self.vector_like(&searcher, query, path)? else {
+                return Ok((Vec::new(), false));
+            };
+            let meaning = Ranking::Meaning { question, every: false };
+            let (_, docs) = self.ranked(&searcher, query, &meaning, None)?;
+            let scored = docs.into_iter().map(|(score, address)| Scored {
+                address,
+                score,
+                words: None,
+                meaning: Some(score - 1.0),
+            });
+            return self.hits(&searcher, query, &AllQuery, scored.collect());
+        }
         let filters_only = sanitize(&query.text).trim().is_empty();
         let question = match query.mode {
             Mode::Semantic | Mode::Hybrid if !filters_only => self.question(&query.text),
@@ -426,6 +444,50 @@ impl SearchIndex {
             .collect();
         let vector = model.embed(&words.join(" "));
         vector.iter().any(|v| *v != 0.0).then_some(vector)
+    }
+
+    /// The direction of the item at `path` as `query`'s filters reach it: the sum of its
+    /// documents' vectors (an entity has one a facet), of length one; None when none of them has a
+    /// vector or passes.
+    fn vector_like(
+        &self,
+        searcher: &tantivy::Searcher,
+        query: &SearchQuery,
+        path: &str,
+    ) -> tantivy::Result<Option<Vec<f32>>> {
+        let f = self.fields;
+        let term = |field: Field, text: &str| -> Box<dyn Query> {
+            Box::new(TermQuery::new(
+                Term::from_field_text(field, text),
+                IndexRecordOption::Basic,
+            ))
+        };
+        let any = |terms: Vec<Box<dyn Query>>| -> Box<dyn Query> {
+            Box::new(BooleanQuery::new(
+                terms.into_iter().map(|t| (Occur::Should, t)).collect(),
+            ))
+        };
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, term(f.path, path))];
+        clauses.push((
+            Occur::Must,
+            any(query.categories.iter().map(|c| term(f.category, c)).collect()),
+        ));
+        if let Some(facets) = &query.facets {
+            clauses.push((Occur::Must, any(facets.iter().map(|c| term(f.facet, c)).collect())));
+        }
+        clauses.extend(query.not_files.iter().map(|file| (Occur::MustNot, term(f.file, file))));
+        let found = searcher.search(&BooleanQuery::new(clauses), &tantivy::collector::DocSetCollector)?;
+        let mut sum = vec![0.0f32; DIMS];
+        for address in found {
+            let reader = searcher.segment_reader(address.segment_ord);
+            let vectors = self.vectors.segment(reader, nearest::VectorFields::columns)?;
+            vectors.add_to(address.doc_id, &mut sum);
+        }
+        let norm = sum.iter().map(|v| v * v).sum::<f32>().sqrt();
+        if norm == 0.0 {
+            return Ok(None);
+        }
+        Ok(Some(sum.into_iter().map(|v| v / norm).collect()))
     }
 
     /// Whether a search by meaning can be answered: the model loads (it is inside the binary, so
@@ -565,7 +627,8 @@ impl SearchIndex {
         let all_words = || parser.parse_query_lenient(&words).0;
         let mut excluded: Vec<Box<dyn Query>> = Vec::new();
         let mut nearest: Option<Nearest> = None;
-        let text_query: Box<dyn Query> = if words.trim().is_empty() {
+        let by_meaning = matches!(ranking, Ranking::Meaning { .. });
+        let text_query: Box<dyn Query> = if words.trim().is_empty() && !by_meaning {
             // A search of filters only (`tag:x`): every document that passes them.
             Box::new(AllQuery)
         } else {
@@ -649,6 +712,10 @@ impl SearchIndex {
         if !excluded.is_empty() {
             filters.push(filter(excluded, true));
         }
+        if let Some(path) = &query.like {
+            // Never the item itself.
+            filters.push(filter(vec![term(f.path, path)], true));
+        }
         // Only the top of the ranking is collected (counting every match as well would switch off
         // the pruning that lets a frequent word skip most of its postings), one more than the page
         // to tell whether more follow.
@@ -656,7 +723,7 @@ impl SearchIndex {
         let lead = match lead {
             Some(lead) => lead,
             // Every document with a vector is scored: the filters test only what could enter the top.
-            None if words.trim().is_empty() => Lead::Filters,
+            None if words.trim().is_empty() && !by_meaning => Lead::Filters,
             None => leader(searcher, &filters)?,
         };
         if let (Lead::Filters, Ranking::Meaning { question, every: false }) = (lead, ranking) {
@@ -927,6 +994,88 @@ mod tests {
     /// Search by meaning ranks the note a question is about first, though they share no word, and
     /// runs under the same filters as words: a hidden note or one of another category is never a
     /// neighbour.
+    #[test]
+    fn items_like_one_are_its_neighbours_in_meaning_never_itself_nor_hidden() {
+        let dir = tempfile::tempdir().unwrap();
+        let (index, _) = SearchIndex::open(dir.path()).unwrap();
+        let writer = index.writer().unwrap();
+        let notes = [
+            (
+                "sleep.md",
+                "Awake again at 3 a.m. staring at the ceiling, fell back asleep around five.",
+            ),
+            (
+                "insomnia.md",
+                "Another night without sleep: lay awake for hours and dozed off at dawn.",
+            ),
+            (
+                "bread.md",
+                "Fed the starter twice; the loaf came out with a dark crust and an open crumb.",
+            ),
+            (
+                "car.md",
+                "The mechanic replaced the brake pads and said the clutch needs work.",
+            ),
+        ];
+        for (file, body) in notes {
+            let doc = item(file, "notes", 20_261_101, &["work", "family"], body);
+            index.put(&writer, &doc).unwrap();
+        }
+        // An entity with a description in each of two facets: only the reached one counts.
+        let work = IndexDoc {
+            file: "e/ada#work".into(),
+            ..item(
+                "e/ada",
+                "entities",
+                20_261_101,
+                &["work"],
+                "Bakes sourdough loaves with a rye starter.",
+            )
+        };
+        let family = IndexDoc {
+            file: "e/ada#family".into(),
+            ..item(
+                "e/ada",
+                "entities",
+                20_261_101,
+                &["family"],
+                "Fixes cars and changes brake pads.",
+            )
+        };
+        index.put(&writer, &work).unwrap();
+        index.put(&writer, &family).unwrap();
+        index.commit(writer).unwrap();
+        let like = |path: &str, categories: &[&str], facets: Option<&[&str]>, not_files: &[&str]| {
+            let query = SearchQuery {
+                like: Some(path.into()),
+                categories: categories.iter().map(|c| c.to_string()).collect(),
+                facets: facets.map(|f| f.iter().map(|c| c.to_string()).collect()),
+                not_files: not_files.iter().map(|f| f.to_string()).collect(),
+                limit: 10,
+                ..SearchQuery::default()
+            };
+            let (hits, _) = index.search(&query).unwrap();
+            hits.into_iter().map(|hit| hit.path).collect::<Vec<_>>()
+        };
+        let near = like("sleep.md", &["notes"], None, &[]);
+        assert_eq!(near[0], "insomnia.md", "{near:?}");
+        assert!(!near.contains(&"sleep.md".to_string()), "never itself: {near:?}");
+        let hidden = like("sleep.md", &["notes"], None, &["insomnia.md"]);
+        assert!(!hidden.contains(&"insomnia.md".to_string()), "{hidden:?}");
+        assert!(
+            like("sleep.md", &["notes"], None, &["sleep.md"]).is_empty(),
+            "a hidden item has no neighbours"
+        );
+        let as_baker = like("e/ada", &["entities", "notes"], Some(&["work"]), &[]);
+        assert_eq!(as_baker.first().map(String::as_str), Some("bread.md"), "{as_baker:?}");
+        let as_mechanic = like("e/ada", &["entities", "notes"], Some(&["family"]), &[]);
+        assert_eq!(
+            as_mechanic.first().map(String::as_str),
+            Some("car.md"),
+            "{as_mechanic:?}"
+        );
+    }
+
     /// Past `MEANING_CANDIDATES` documents a segment, a search by meaning weighs only the nearest by
     /// their codes; a filter that passes documents far from the question still gets a full page.
     #[test]
@@ -1443,6 +1592,7 @@ mod tests {
                 mode: Mode::AllWords,
                 offset: next(4) as usize,
                 limit: 1 + next(10) as usize,
+                like: None,
             };
             let (_, text) = index
                 .ranked(&searcher, &query, &Ranking::AllWords, Some(Lead::Text))

@@ -78,6 +78,17 @@ impl SegmentVectors {
         dot(head::<DIMS>(values), &question.values) as f32 * self.scales[doc] * question.scale
     }
 
+    /// Adds `doc`'s vector (its values times its scale; nothing without one) to `sum`.
+    pub fn add_to(&self, doc: DocId, sum: &mut [f32]) {
+        let doc = doc as usize;
+        let scale = self.scales[doc];
+        if scale > 0.0 {
+            for (sum, value) in sum.iter_mut().zip(&self.values[doc * DIMS..(doc + 1) * DIMS]) {
+                *sum += f32::from(*value) * scale;
+            }
+        }
+    }
+
     /// The documents with a vector, each with the dot product of its first `ROUGH_DIMS` values and
     /// the question's (scaled, not the question's scale): the model's values come by PCA, largest
     /// variance first, so the first values say most of where a vector points. One pass over the

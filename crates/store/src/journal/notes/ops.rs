@@ -181,6 +181,20 @@ pub fn passing(set: &NoteSet, reader: &Reader, conditions: &[Condition], now_ms:
     })
 }
 
+/// The visible notes for which any of `alternatives` holds (each a list of conditions that must
+/// all hold): a `where` line with `or`.
+pub fn passing_any(set: &NoteSet, reader: &Reader, alternatives: &[Vec<Condition>], now_ms: i64) -> RowSet {
+    let mut rows: Option<RowSet> = None;
+    for conditions in alternatives {
+        let passing = passing(set, reader, conditions, now_ms);
+        match rows.as_mut() {
+            Some(rows) => rows.unite(&passing),
+            None => rows = Some(passing),
+        }
+    }
+    rows.unwrap_or_else(|| passing(set, reader, &[], now_ms))
+}
+
 /// Whether `passing` is a few operations on bitmaps, with nothing to build and no note to test.
 pub fn passing_is_quick(set: &NoteSet, reader: &Reader, conditions: &[Condition]) -> bool {
     query::answered_by_indexes(conditions) && set.prepared(reader, &keys_of(conditions))

@@ -273,6 +273,13 @@ pub fn parse_condition(text: &str) -> Result<Condition, QueryError> {
     parser::parse_condition(text)
 }
 
+/// Reads the conditions of a `where` line without its keyword (`status is "done" and due lt now or
+/// priority gt 2`): alternatives joined by `or` (any may hold), each conditions joined by `and`
+/// (all must hold), `and` binding tighter, as in a query.
+pub fn parse_where(text: &str) -> Result<Vec<Vec<Condition>>, QueryError> {
+    parser::parse_where(text)
+}
+
 impl Query {
     /// The frontmatter keys the query reads to choose and order notes (its `where`, `sort` and
     /// `group by`), each once: the columns worth building before a run.

@@ -80,6 +80,26 @@ pub(super) fn parse_condition(text: &str) -> Result<Condition, QueryError> {
     }
 }
 
+/// Reads the conditions of one `where` line (without the keyword): alternatives joined by `or`,
+/// each a list of conditions joined by `and`.
+pub(super) fn parse_where(text: &str) -> Result<Vec<Vec<Condition>>, QueryError> {
+    if text.len() > MAX_QUERY_BYTES {
+        return Err(QueryError {
+            line: 1,
+            column: 1,
+            message: format!(
+                "expected conditions of at most {MAX_QUERY_BYTES} bytes, found {} bytes",
+                text.len()
+            ),
+        });
+    }
+    let mut tokens = Tokens::new(text, 1);
+    if text.contains('\n') {
+        return Err(tokens.error_at_column(1, "expected the conditions on one line"));
+    }
+    alternatives(&mut tokens)
+}
+
 /// The line each once-only clause was first seen on, for the message when it comes again.
 #[derive(Default)]
 struct Seen {
