@@ -246,7 +246,7 @@ async fn bad_arguments_are_is_error_results_that_say_what_is_wrong() {
     let client = full_client(&server).await;
     let cases = [
         ("search", json!({"query": "x", "surprise": 1}), "unknown field"),
-        ("search", json!({}), "missing field `query`"),
+        ("search", json!({}), "query must not be empty: give words or filters"),
         ("search", json!({"query": 5}), "invalid type"),
         ("search", json!({"query": "   "}), "must not be empty"),
         ("search", json!({"query": "x".repeat(4097)}), "too long"),

@@ -177,7 +177,9 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         None => None,
     };
     if filters.text.trim().is_empty() && !filters.any() && alternatives.is_empty() && like.is_none() {
-        return Err(ToolError::Invalid("query must not be empty".into()));
+        return Err(ToolError::Invalid(
+            "query must not be empty: give words or filters, or the path, where or like argument".into(),
+        ));
     }
     let limit = args.limit.get();
     let (from, to) = day_range(args.day, args.day_from, args.day_to)?;
