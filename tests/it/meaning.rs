@@ -212,3 +212,52 @@ async fn path_and_where_arguments_mean_what_the_inline_filters_mean() {
         .await;
     assert_eq!(paths(&note), ["Projects/half-marathon.md"]);
 }
+
+#[tokio::test]
+async fn metadata_searches_frontmatter_values_alone_and_shows_no_text() {
+    let server = TestServer::start().await;
+    let key = server.key("metadata", &["notes", "transcripts"], None).await;
+    let client = Client::connected(&server.url(), &key).await;
+    let by_value = client
+        .ok(
+            "search",
+            json!({"query": "someday", "fields": "metadata", "limit": 100}),
+        )
+        .await;
+    let by_condition = client
+        .ok("search", json!({"where": "status is \"someday\"", "limit": 100}))
+        .await;
+    let mut found = paths(&by_value);
+    let mut expected = paths(&by_condition);
+    found.sort();
+    expected.sort();
+    assert!(expected.len() >= 3, "{by_condition}");
+    assert_eq!(found, expected, "{by_value}");
+    for hit in by_value["results"].as_array().unwrap() {
+        assert!(hit.get("snippet").is_none(), "{hit}");
+        assert_eq!(hit["category"], "notes");
+    }
+    // A word of a note's text but of no frontmatter value is not found by metadata.
+    let text_only = client
+        .ok("search", json!({"query": "Riverside", "fields": "metadata"}))
+        .await;
+    assert!(text_only["results"].as_array().unwrap().is_empty(), "{text_only}");
+    let in_text = client
+        .ok("search", json!({"query": "Riverside", "mode": "all_words"}))
+        .await;
+    assert!(!in_text["results"].as_array().unwrap().is_empty(), "{in_text}");
+    let refused = client
+        .refused("search", json!({"query": "someday", "fields": "body"}))
+        .await;
+    assert!(
+        refused.contains("fields must be all or metadata, not \"body\""),
+        "{refused}"
+    );
+    let moded = client
+        .refused(
+            "search",
+            json!({"query": "someday", "fields": "metadata", "mode": "semantic"}),
+        )
+        .await;
+    assert!(moded.contains("leave mode and like out"), "{moded}");
+}

@@ -72,6 +72,46 @@ pub struct Args {
     /// Items like this one instead of words: a reference from a search or listing; the nearest in meaning
     /// (never the item itself), under the same filters. The query then holds no words.
     pub like: Option<String>,
+    /// What the words are looked for in: "all" (the default: titles, text, note paths and tags) or
+    /// "metadata" (notes' frontmatter values only; every word must match, and hits carry no snippet).
+    pub fields: Option<SearchFields>,
+}
+
+/// Where search looks for the words.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(try_from = "String")]
+pub enum SearchFields {
+    All,
+    Metadata,
+}
+
+impl JsonSchema for SearchFields {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SearchFields".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "string", "enum": ["all", "metadata"] })
+    }
+}
+
+impl TryFrom<String> for SearchFields {
+    type Error = String;
+
+    fn try_from(fields: String) -> Result<SearchFields, String> {
+        match fields.as_str() {
+            "all" => Ok(SearchFields::All),
+            "metadata" => Ok(SearchFields::Metadata),
+            _ => {
+                let shown: String = fields.chars().filter(|c| !c.is_control()).take(64).collect();
+                Err(format!("fields must be all or metadata, not \"{shown}\""))
+            }
+        }
+    }
 }
 
 /// How search ranks.
@@ -138,6 +178,8 @@ pub struct Hit {
     /// A note's path from the top of the notes folder.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The passage where the words weigh most (none for a search of metadata).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub snippet: String,
     /// Pass to fetch for the whole item.
     pub reference: String,
@@ -197,7 +239,18 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
             vec![category]
         }
     };
-    if filters.notes_only() || !alternatives.is_empty() {
+    let metadata = args.fields == Some(SearchFields::Metadata);
+    if metadata {
+        if like.is_some() || args.mode.is_some_and(|mode| mode != SearchMode::AllWords) {
+            return Err(ToolError::Invalid(
+                "fields: metadata looks for every word in notes' frontmatter values: leave mode and like out".into(),
+            ));
+        }
+        if filters.text.trim().is_empty() {
+            return Err(ToolError::Invalid("fields: metadata needs words in query".into()));
+        }
+    }
+    if filters.notes_only() || !alternatives.is_empty() || metadata {
         // Paths, tags and frontmatter belong to notes alone.
         categories.retain(|c| *c == Category::Notes);
     }
@@ -212,6 +265,8 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         Some(SearchMode::Lexical) => Mode::Lexical,
         Some(SearchMode::Semantic) => Mode::Semantic,
     };
+    // Frontmatter values are searched by their words alone.
+    let mode = if metadata { Mode::AllWords } else { mode };
     // Without its model, meaning cannot rank: words do, and the answer says so.
     let unranked_by_meaning = match mode {
         Mode::Hybrid | Mode::Semantic => SearchIndex::meaning_ready()
@@ -222,7 +277,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     let request = format!(
         "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{limit}\n{mode:?}\n{:?}\n{:?}\n{:?}",
         args.query, from, to, args.category, args.facet, args.path, args.where_, like
-    );
+    ) + if metadata { "\nmetadata" } else { "" };
     let offset = context.offset("search", &request, args.cursor.as_ref())?;
     let empty_range = matches!((from, to), (Some(from), Some(to)) if from > to);
     if categories.is_empty() || empty_range || scope == Scope::Facets(Vec::new()) {
@@ -246,6 +301,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         offset,
         limit,
         like: like.clone(),
+        metadata,
         ..SearchQuery::default()
     };
     let (worker_set, worker_reader) = (Arc::clone(&set), reader.clone());

@@ -47,6 +47,8 @@ pub struct IndexDoc {
     pub body: String,
     /// Words searched but never shown (a note's path and tags).
     pub extra: String,
+    /// A note's frontmatter values as words, searched alone with `SearchQuery::metadata`.
+    pub metadata: String,
     /// A note's tags, lowercased, each with its parents (`a/b` gives `a` and `a/b`).
     pub tags: Vec<String>,
     /// A note's folder and every folder above it (`a/b` gives `a` and `a/b`).
@@ -81,6 +83,9 @@ pub struct SearchQuery {
     /// vectors of its documents that pass the filters (an entity's descriptions in the facets
     /// searched), never the item itself. The text should then hold no words.
     pub like: Option<String>,
+    /// Only the words of notes' frontmatter values are searched (every word must match, by BM25),
+    /// and hits carry no snippet.
+    pub metadata: bool,
     pub offset: usize,
     pub limit: usize,
 }
@@ -173,6 +178,7 @@ struct Fields {
     title: Field,
     body: Field,
     text: Field,
+    meta: Field,
     tag: Field,
     folder: Field,
     note: Field,
@@ -266,6 +272,9 @@ impl SearchIndex {
             if !text.is_empty() {
                 document.add_text(f.text, text);
             }
+        }
+        if !item.metadata.is_empty() {
+            document.add_text(f.meta, &item.metadata);
         }
         if let Some(day) = item.day {
             document.add_u64(f.day, day);
@@ -365,7 +374,7 @@ impl SearchIndex {
             (Mode::Semantic | Mode::Hybrid, None) => Mode::Lexical,
             (mode, _) => mode,
         };
-        if filters_only || mode == Mode::AllWords {
+        if filters_only || mode == Mode::AllWords || query.metadata {
             let (text_query, docs) = self.ranked(&searcher, query, &Ranking::AllWords, None)?;
             let scored = docs.into_iter().map(|(score, address)| Scored {
                 address,
@@ -620,7 +629,9 @@ impl SearchIndex {
         lead: Option<Lead>,
     ) -> tantivy::Result<Ranked> {
         let f = self.fields;
-        let mut parser = QueryParser::for_index(&self.index, vec![f.text]);
+        // The words are looked for in the searched text, or in frontmatter values alone.
+        let searched = if query.metadata { f.meta } else { f.text };
+        let mut parser = QueryParser::for_index(&self.index, vec![searched]);
         parser.set_conjunction_by_default();
         // Lenient: an agent's stray quote or colon must not turn into an error or a field lookup.
         let words = sanitize(&query.text);
@@ -636,7 +647,7 @@ impl SearchIndex {
                 Ranking::AllWords => all_words(),
                 Ranking::SomeWords => {
                     // Any of the words (the parser's default), but not every one: those came first.
-                    let any = QueryParser::for_index(&self.index, vec![f.text]);
+                    let any = QueryParser::for_index(&self.index, vec![searched]);
                     let some = any.parse_query_lenient(&words).0;
                     Box::new(BooleanQuery::new(vec![
                         (Occur::Must, some),
@@ -823,7 +834,10 @@ impl SearchIndex {
             let text = |field: Field| document.get_first(field).and_then(|v| v.as_str()).unwrap_or("");
             let body = text(f.body);
             let mut snippet = words.best(body, SNIPPET_CHARS);
-            if snippet.is_empty() {
+            if query.metadata {
+                // A search of frontmatter values shows none of the text.
+                snippet = "";
+            } else if snippet.is_empty() {
                 snippet = body
                     .char_indices()
                     .nth(SNIPPET_CHARS)
@@ -874,6 +888,7 @@ fn schema() -> Schema {
     builder.add_text_field("title", STORED);
     builder.add_text_field("body", STORED);
     builder.add_text_field("text", TEXT);
+    builder.add_text_field("meta", TEXT);
     builder.add_text_field("tag", STRING);
     builder.add_text_field("folder", STRING);
     builder.add_u64_field("note", FAST);
@@ -892,6 +907,7 @@ fn fields(schema: &Schema) -> Fields {
         title: get("title"),
         body: get("body"),
         text: get("text"),
+        meta: get("meta"),
         tag: get("tag"),
         folder: get("folder"),
         note: get("note"),
@@ -1593,6 +1609,7 @@ mod tests {
                 offset: next(4) as usize,
                 limit: 1 + next(10) as usize,
                 like: None,
+                metadata: false,
             };
             let (_, text) = index
                 .ranked(&searcher, &query, &Ranking::AllWords, Some(Lead::Text))

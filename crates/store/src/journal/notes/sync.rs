@@ -531,10 +531,28 @@ fn document(note: &Note, body: &str) -> IndexDoc {
         title: note.title.clone(),
         body: body.to_string(),
         extra,
+        metadata: metadata_words(&note.frontmatter),
         tags,
         folders,
         note_key: Some(index_key(&note.path)),
     }
+}
+
+/// A note's frontmatter values as words, for a search of metadata alone: every text, number and
+/// true/false value, in lists and maps too; the keys are names, not values, and are left out.
+fn metadata_words(frontmatter: &serde_json::Map<String, serde_json::Value>) -> String {
+    fn add(value: &serde_json::Value, words: &mut Vec<String>) {
+        match value {
+            serde_json::Value::Null => {}
+            serde_json::Value::String(text) => words.push(text.clone()),
+            serde_json::Value::Array(values) => values.iter().for_each(|v| add(v, words)),
+            serde_json::Value::Object(map) => map.values().for_each(|v| add(v, words)),
+            other => words.push(other.to_string()),
+        }
+    }
+    let mut words = Vec::new();
+    frontmatter.values().for_each(|value| add(value, &mut words));
+    words.join("\n")
 }
 
 /// The day a note is filed on for day ranges: its frontmatter `date` when that is a day, else the
@@ -635,6 +653,21 @@ mod moved_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn metadata_words_are_the_values_not_the_keys() {
+        let frontmatter: serde_json::Map<String, serde_json::Value> = serde_json::from_str(
+            r#"{"status": "in progress", "owner": {"name": "Ada"}, "tags": ["x", null], "priority": 2, "done": false, "empty": null}"#,
+        )
+        .unwrap();
+        let words = metadata_words(&frontmatter);
+        for value in ["in progress", "Ada", "x", "2", "false"] {
+            assert!(words.contains(value), "{words:?}");
+        }
+        for key in ["status", "owner", "name", "priority", "null"] {
+            assert!(!words.contains(key), "{words:?}");
+        }
+    }
     use crate::journal::content::Scope;
     use crate::journal::demo_notes;
     use crate::journal::index::SearchQuery;
