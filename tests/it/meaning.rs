@@ -261,3 +261,58 @@ async fn metadata_searches_frontmatter_values_alone_and_shows_no_text() {
         .await;
     assert!(moded.contains("leave mode and like out"), "{moded}");
 }
+
+#[tokio::test]
+async fn regex_matches_titles_and_text_within_the_arguments_and_refuses_a_bad_pattern() {
+    let server = TestServer::start().await;
+    let key = server.key("regex", &["notes", "transcripts"], None).await;
+    let client = Client::connected(&server.url(), &key).await;
+    let found = client
+        .ok(
+            "search",
+            json!({"query": "half[- ]marathon", "regex": true, "limit": 100}),
+        )
+        .await;
+    let found_paths = paths(&found);
+    assert!(
+        found_paths.contains(&"Projects/half-marathon.md".to_string()),
+        "{found}"
+    );
+    for hit in found["results"].as_array().unwrap() {
+        let text = format!("{} {}", hit["title"], hit["snippet"]).to_lowercase();
+        assert!(
+            text.contains("half marathon") || text.contains("half-marathon"),
+            "{hit}"
+        );
+        assert!(hit["score"].as_f64().unwrap() >= 1.0, "{hit}");
+    }
+    // Case does not matter; brackets and colons are the pattern's, and arguments narrow it.
+    let upper = client
+        .ok(
+            "search",
+            json!({"query": "HALF[- ]MARATHON", "regex": true, "limit": 100}),
+        )
+        .await;
+    assert_eq!(paths(&upper), found_paths);
+    let in_folder = client
+        .ok(
+            "search",
+            json!({"query": "half[- ]marathon", "regex": true, "path": "Areas/", "limit": 100}),
+        )
+        .await;
+    assert!(!paths(&in_folder).is_empty(), "{in_folder}");
+    assert!(paths(&in_folder).iter().all(|p| p.starts_with("Areas/")), "{in_folder}");
+    // A hidden note's words are never matched.
+    let denied_key = server.key(demo_notes::OVERRIDDEN_FOR, &["notes"], None).await;
+    let denied = Client::connected(&server.url(), &denied_key).await;
+    let hidden = denied
+        .ok("search", json!({"query": "marzipan-ledger", "regex": true}))
+        .await;
+    assert!(hidden["results"].as_array().unwrap().is_empty(), "{hidden}");
+    let bad = client.refused("search", json!({"query": "(half", "regex": true})).await;
+    assert_eq!(bad, "regex: unclosed group");
+    let moded = client
+        .refused("search", json!({"query": "half", "regex": true, "mode": "semantic"}))
+        .await;
+    assert!(moded.contains("leave mode, like and fields out"), "{moded}");
+}

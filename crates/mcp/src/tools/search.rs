@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::auth::Category;
 use crate::journal::content::Scope;
 use crate::journal::day::Day;
-use crate::journal::index::{Mode, NoteFilter, SearchIndex, SearchQuery};
+use crate::journal::index::{Mode, NoteFilter, SearchIndex, SearchQuery, pattern};
 use crate::journal::notes::{self, filters, query, rules};
 
 pub const DEF: ToolDef = ToolDef {
@@ -25,7 +25,8 @@ pub const DEF: ToolDef = ToolDef {
                   has:key -has:key [key:op value] (ops: is, is not, contains, exists, missing, gt, lt, under) \
                   facet:name after:YYYY-MM-DD before:YYYY-MM-DD (or the path and where arguments); a query of \
                   filters only lists what passes them. like: a hit's reference finds the items nearest in meaning \
-                  to it. Returns ranked hits, each with its score, how it matched, a snippet and a reference.",
+                  to it; regex: true makes the query a case-insensitive pattern; fields: metadata searches notes' \
+                  frontmatter values. Returns ranked hits, each with its score, how it matched, a snippet and a reference.",
     needs: Need::AnyRead,
     read_only: true,
     destructive: false,
@@ -75,6 +76,10 @@ pub struct Args {
     /// What the words are looked for in: "all" (the default: titles, text, note paths and tags) or
     /// "metadata" (notes' frontmatter values only; every word must match, and hits carry no snippet).
     pub fields: Option<SearchFields>,
+    /// true: the whole query is a case-insensitive regular expression matched against titles and text (no
+    /// inline filters: narrow with path, where and the other arguments); hits rank by how often they match.
+    #[serde(default)]
+    pub regex: bool,
 }
 
 /// Where search looks for the words.
@@ -202,7 +207,26 @@ pub struct Matched {
 
 pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, ToolError> {
     check_len("query", &args.query, 4096)?;
-    let mut filters = filters::parse(&args.query).map_err(|e| ToolError::Invalid(e.to_string()))?;
+    let pattern = match args.regex {
+        true => {
+            if args.mode.is_some() || args.like.is_some() || args.fields.is_some() {
+                return Err(ToolError::Invalid(
+                    "regex: true matches the pattern alone: leave mode, like and fields out".into(),
+                ));
+            }
+            if args.query.is_empty() {
+                return Err(ToolError::Invalid("regex: true needs a pattern in query".into()));
+            }
+            let compiled = pattern::compile(&args.query).map_err(|e| ToolError::Invalid(format!("regex: {e}")))?;
+            Some(compiled)
+        }
+        false => None,
+    };
+    // A pattern is the whole query: its brackets and colons are the pattern's, not filters.
+    let mut filters = match pattern {
+        Some(_) => filters::Filters::default(),
+        None => filters::parse(&args.query).map_err(|e| ToolError::Invalid(e.to_string()))?,
+    };
     if let Some(path) = &args.path {
         check_len("path", path, 1024)?;
         filters.paths.push(path.clone());
@@ -218,7 +242,12 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         Some(reference) => Some(like(context, reference, &filters, args.mode).await?),
         None => None,
     };
-    if filters.text.trim().is_empty() && !filters.any() && alternatives.is_empty() && like.is_none() {
+    if filters.text.trim().is_empty()
+        && !filters.any()
+        && alternatives.is_empty()
+        && like.is_none()
+        && pattern.is_none()
+    {
         return Err(ToolError::Invalid(
             "query must not be empty: give words or filters, or the path, where or like argument".into(),
         ));
@@ -265,8 +294,12 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         Some(SearchMode::Lexical) => Mode::Lexical,
         Some(SearchMode::Semantic) => Mode::Semantic,
     };
-    // Frontmatter values are searched by their words alone.
-    let mode = if metadata { Mode::AllWords } else { mode };
+    // Frontmatter values are searched by their words alone, and a pattern by itself.
+    let mode = if metadata || pattern.is_some() {
+        Mode::AllWords
+    } else {
+        mode
+    };
     // Without its model, meaning cannot rank: words do, and the answer says so.
     let unranked_by_meaning = match mode {
         Mode::Hybrid | Mode::Semantic => SearchIndex::meaning_ready()
@@ -277,7 +310,8 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     let request = format!(
         "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{limit}\n{mode:?}\n{:?}\n{:?}\n{:?}",
         args.query, from, to, args.category, args.facet, args.path, args.where_, like
-    ) + if metadata { "\nmetadata" } else { "" };
+    ) + if metadata { "\nmetadata" } else { "" }
+        + if pattern.is_some() { "\nregex" } else { "" };
     let offset = context.offset("search", &request, args.cursor.as_ref())?;
     let empty_range = matches!((from, to), (Some(from), Some(to)) if from > to);
     if categories.is_empty() || empty_range || scope == Scope::Facets(Vec::new()) {
@@ -306,6 +340,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     };
     let (worker_set, worker_reader) = (Arc::clone(&set), reader.clone());
     let journal = context.journal.clone();
+    let worker_pattern = pattern.clone();
     // A pruned search reads the few documents that can make the top, so it runs here: handing a few
     // hundred microseconds to the blocking pool costs two thread switches, a tenth of the search.
     // Any other (filters alone, frontmatter conditions that need a scan of the notes or something
@@ -313,6 +348,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     // By meaning, every document with a vector is scored: that is no pruned search.
     let bounded = mode == Mode::AllWords
         && like.is_none()
+        && pattern.is_none()
         && alternatives.is_empty()
         && crate::journal::index::is_pruned(&filters.text)
         && (conditions.is_empty() || notes::ops::passing_is_quick(&set, &reader, &conditions));
@@ -334,14 +370,20 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
                 query.note_filter = Some(NoteFilter(Arc::new(passes)));
             }
         }
-        journal.index.search(&query)
+        match &worker_pattern {
+            Some(pattern) => journal
+                .index
+                .search_regex(&query, pattern)
+                .map(|found| (found.hits, found.more, found.partial)),
+            None => journal.index.search(&query).map(|(hits, more)| (hits, more, false)),
+        }
     };
     let searched = if bounded {
         work()
     } else {
         tokio::task::spawn_blocking(work).await?
     };
-    let (hits, more) = searched.map_err(|e| ToolError::Failed(e.to_string()))?;
+    let (hits, more, partial) = searched.map_err(|e| ToolError::Failed(e.to_string()))?;
     let mut seen = std::collections::HashSet::new();
     let results: Vec<Hit> = hits
         .into_iter()
@@ -375,7 +417,18 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         && !results.is_empty()
         && results.iter().all(|hit| hit.matched.words.is_none()))
     .then(|| "no hit holds a word of the query: these are the nearest in meaning (matched.meaning)".to_string());
-    answer(results, next_cursor, unranked_by_meaning.or(by_meaning_alone))
+    let read_part = partial.then(|| {
+        format!(
+            "regex read the first {} items that pass the filters, not all: narrow it with path, where, category, \
+             facet or a day range to read them all",
+            pattern::SCAN_LIMIT
+        )
+    });
+    answer(
+        results,
+        next_cursor,
+        read_part.or(unranked_by_meaning).or(by_meaning_alone),
+    )
 }
 
 /// The index path of the item `reference` names, once the connection is found to reach it (a

@@ -18,6 +18,7 @@ use tantivy::{DocAddress, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy,
 
 mod fused;
 mod nearest;
+pub mod pattern;
 mod phrase;
 mod ranked;
 mod reach;
