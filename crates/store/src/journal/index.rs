@@ -294,7 +294,7 @@ impl SearchIndex {
         }
         // What the document is about, for a search by meaning: its title and text (the path and
         // tags are names, not meaning).
-        if let Some(vector) = nearest::embed(&format!("{}\n{}", item.title, item.body)) {
+        if let Some(vector) = nearest::embed(&item.title, &item.body) {
             vector.add_to(&mut document, &f.vector);
         }
         writer.add_document(document)?;
@@ -356,6 +356,7 @@ impl SearchIndex {
             let Some(question) = self.vector_like(&searcher, query, path)? else {
                 return Ok((Vec::new(), false));
             };
+            let asked = vectors::Question::new(&question);
             let meaning = Ranking::Meaning { question, every: false };
             let (_, docs) = self.ranked(&searcher, query, &meaning, None)?;
             let scored = docs.into_iter().map(|(score, address)| Scored {
@@ -364,7 +365,7 @@ impl SearchIndex {
                 words: None,
                 meaning: Some(score - 1.0),
             });
-            return self.hits(&searcher, query, &AllQuery, scored.collect());
+            return self.hits(&searcher, query, &AllQuery, scored.collect(), Some(&asked));
         }
         let filters_only = sanitize(&query.text).trim().is_empty();
         let question = match query.mode {
@@ -383,7 +384,7 @@ impl SearchIndex {
                 words: (!filters_only).then_some(1.0),
                 meaning: None,
             });
-            return self.hits(&searcher, query, &*text_query, scored.collect());
+            return self.hits(&searcher, query, &*text_query, scored.collect(), None);
         }
         let everything = SearchQuery {
             offset: 0,
@@ -397,6 +398,7 @@ impl SearchIndex {
                 (Some(words_query), lexical)
             }
         };
+        let asked = question.as_deref().map(vectors::Question::new);
         let semantic = match question {
             Some(question) => {
                 let meaning = Ranking::Meaning { question, every: false };
@@ -436,7 +438,7 @@ impl SearchIndex {
         };
         let page: Vec<Scored> = ranked.into_iter().skip(query.offset).take(query.limit + 1).collect();
         let snippets: Box<dyn Query> = words_query.unwrap_or_else(|| Box::new(AllQuery));
-        self.hits(&searcher, query, &*snippets, page)
+        self.hits(&searcher, query, &*snippets, page, asked.as_ref())
     }
 
     /// The question's vector: the words the query asks for as the parser reads them, so that a
@@ -818,13 +820,16 @@ impl SearchIndex {
         Ok((text_query, docs))
     }
 
-    /// The hits of a page of ranked documents, with their snippets.
+    /// The hits of a page of ranked documents, with their snippets: the passage where the searched
+    /// words weigh most; for a document found by meaning alone, the start of its section nearest
+    /// the question (`asked`).
     fn hits(
         &self,
         searcher: &tantivy::Searcher,
         query: &SearchQuery,
         text_query: &dyn Query,
         docs: Vec<Scored>,
+        asked: Option<&vectors::Question>,
     ) -> tantivy::Result<(Vec<Hit>, bool)> {
         let f = self.fields;
         let more = docs.len() > query.limit;
@@ -839,6 +844,15 @@ impl SearchIndex {
                 // A search of frontmatter values shows none of the text.
                 snippet = "";
             } else if snippet.is_empty() {
+                let start = match asked {
+                    Some(asked) if scored.meaning.is_some() => {
+                        let reader = searcher.segment_reader(scored.address.segment_ord);
+                        let vectors = self.vectors.segment(reader, VectorFields::columns)?;
+                        vectors.nearest(scored.address.doc_id, asked).1 as usize
+                    }
+                    _ => 0,
+                };
+                let body = body.get(start..).unwrap_or(body);
                 snippet = body
                     .char_indices()
                     .nth(SNIPPET_CHARS)
@@ -1011,6 +1025,37 @@ mod tests {
     /// Search by meaning ranks the note a question is about first, though they share no word, and
     /// runs under the same filters as words: a hidden note or one of another category is never a
     /// neighbour.
+    /// A long note is found by what one of its sections is about, and its snippet starts there.
+    #[test]
+    fn a_long_note_is_found_by_a_section_and_shows_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (index, _) = SearchIndex::open(dir.path()).unwrap();
+        let writer = index.writer().unwrap();
+        let garden = "Planted tomatoes, basil and lettuce in the raised bed; slugs ate the lettuce. ".repeat(30);
+        let books = "Finished the novel about the lighthouse keeper; the ending was quiet and sad. ".repeat(30);
+        let car = "The mechanic replaced the brake pads; the clutch needs work before winter.";
+        let body = format!("# Garden\n{garden}\n\n# Reading\n{books}\n\n# Car\n{car}\n");
+        index
+            .put(&writer, &item("week.md", "notes", 20_261_101, &[], &body))
+            .unwrap();
+        let other = "Booked flights to Lisbon for May and a hotel with a view of the river.";
+        index
+            .put(&writer, &item("trip.md", "notes", 20_261_101, &[], other))
+            .unwrap();
+        index.commit(writer).unwrap();
+        let query = SearchQuery {
+            text: "garage fixed my vehicle".into(),
+            categories: vec!["notes".into()],
+            mode: Mode::Semantic,
+            limit: 2,
+            ..SearchQuery::default()
+        };
+        let (hits, _) = index.search(&query).unwrap();
+        assert_eq!(hits[0].path, "week.md", "{hits:?}");
+        assert!(hits[0].snippet.starts_with("# Car"), "{:?}", hits[0].snippet);
+        assert!(hits[0].meaning.unwrap() > hits[1].meaning.unwrap());
+    }
+
     #[test]
     fn items_like_one_are_its_neighbours_in_meaning_never_itself_nor_hidden() {
         let dir = tempfile::tempdir().unwrap();

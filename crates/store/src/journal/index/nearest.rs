@@ -5,111 +5,160 @@
 //! notes a reader may not see, frontmatter tests: `ranked::FilteredTop`), so a hidden note is never
 //! a neighbour. Similarity needs no statistics of other documents, so no score hints at them.
 //!
-//! A vector is 256 int8 values and one scale: the values packed eight to a u64 in 32 fast columns,
-//! the scale in one f64 column whose name records the model, so that a journal indexed with another
-//! model has another schema and is indexed again rather than mixing vectors.
+//! A document's vectors (one for a short text; for a long one, the whole and each section, see
+//! `sections`) are kept in one bytes column whose name records the model, so that a journal
+//! indexed with another model has another schema and is indexed again rather than mixing vectors.
+//! Each vector is a record of `RECORD` bytes: its scale (f32), where its section starts in the
+//! text (u32), and 256 int8 values. (Columns of numbers were tried first: tantivy sorts the values
+//! a document holds in one column, so several vectors cannot share numeric columns.)
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use tantivy::columnar::BytesColumn;
 use tantivy::query::{EnableScoring, Explanation, Query, Scorer, Weight};
-use tantivy::schema::{FAST, SchemaBuilder};
+use tantivy::schema::{FAST, Field, SchemaBuilder};
 use tantivy::{DocId, DocSet, Score, SegmentReader, TERMINATED, TantivyDocument};
 
 use journal_meaning::Model;
 
-use super::vectors::{Columns, Question, SegmentVectors, VectorCache};
+use super::vectors::{Question, RECORD, SegmentVectors, VectorCache};
 
 pub use super::vectors::DIMS;
-const WORDS: usize = DIMS / 8;
 
-/// The column of the vector's scale, named after the model that made the vectors.
-pub fn scale_field() -> String {
+/// A text longer than this many bytes is embedded by section as well as whole: one direction for
+/// a long note blurs what each of its parts is about.
+pub const SECTION_BYTES: usize = 4000;
+
+/// The most vectors one document holds (the whole and its sections); the sections past it are
+/// part of the last one.
+pub const MAX_VECTORS: usize = 32;
+
+/// The column of the vectors, named after the model that made them.
+pub fn field_name() -> String {
     format!("meaning {}", journal_meaning::BUILTIN)
 }
 
-fn word_field(word: usize) -> String {
-    format!("meaning_{word}")
-}
-
-/// Adds the vector's columns to a schema.
+/// Adds the vectors' column to a schema.
 pub fn add_fields(builder: &mut SchemaBuilder) {
-    for word in 0..WORDS {
-        builder.add_u64_field(&word_field(word), FAST);
-    }
-    builder.add_f64_field(&scale_field(), FAST);
+    builder.add_bytes_field(&field_name(), FAST);
 }
 
-/// A text's vector as the index keeps it: int8 values and the scale that gives them back.
+/// A document's vectors as the index keeps them: records of int8 values, scale and section start.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Packed {
-    words: [u64; WORDS],
-    scale: f64,
-}
+pub struct Packed(Vec<u8>);
 
 impl Packed {
-    /// `vector`'s packed form; None for a vector of zeros (a text without a token has no direction).
-    pub fn of(vector: &[f32]) -> Option<Packed> {
-        let largest = vector.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-        if largest == 0.0 || vector.len() != DIMS {
-            return None;
+    /// The records of `vectors` (each with where its section starts); None when none has a
+    /// direction (a text without a token the model knows).
+    pub fn of(vectors: &[(u32, Vec<f32>)]) -> Option<Packed> {
+        let mut bytes = Vec::with_capacity(vectors.len() * RECORD);
+        for (start, vector) in vectors {
+            let largest = vector.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+            if largest == 0.0 || vector.len() != DIMS {
+                continue;
+            }
+            let scale = largest / 127.0;
+            bytes.extend_from_slice(&scale.to_le_bytes());
+            bytes.extend_from_slice(&start.to_le_bytes());
+            bytes.extend(
+                vector
+                    .iter()
+                    .map(|value| (value / scale).round().clamp(-127.0, 127.0) as i8 as u8),
+            );
         }
-        let scale = largest / 127.0;
-        let mut words = [0u64; WORDS];
-        for (i, value) in vector.iter().enumerate() {
-            let byte = (value / scale).round().clamp(-127.0, 127.0) as i8 as u8;
-            words[i / 8] |= u64::from(byte) << ((i % 8) * 8);
-        }
-        Some(Packed {
-            words,
-            scale: f64::from(scale),
-        })
+        (!bytes.is_empty()).then_some(Packed(bytes))
     }
 
-    /// Adds the vector to a document (through the index's fields, in the order `add_fields` made them).
+    /// Adds the vectors to a document.
     pub fn add_to(&self, document: &mut TantivyDocument, fields: &VectorFields) {
-        for (field, word) in fields.words.iter().zip(self.words) {
-            document.add_u64(*field, word);
-        }
-        document.add_f64(fields.scale, self.scale);
+        document.add_bytes(fields.field, &self.0);
     }
 }
 
-/// The vector's fields in a schema.
+/// The vectors' field in a schema.
 #[derive(Debug, Clone, Copy)]
 pub struct VectorFields {
-    words: [tantivy::schema::Field; WORDS],
-    scale: tantivy::schema::Field,
+    field: Field,
 }
 
 impl VectorFields {
-    /// The vector's columns in one segment: the 32 words of values and the scale.
-    pub fn columns(reader: &SegmentReader) -> tantivy::Result<Columns> {
-        let fast = reader.fast_fields();
-        let mut words = Vec::with_capacity(WORDS);
-        for word in 0..WORDS {
-            words.push(fast.u64(&word_field(word))?);
-        }
-        Ok((words, fast.f64(&scale_field())?))
+    /// The vectors' column in one segment (None in a segment where no document has one).
+    pub fn columns(reader: &SegmentReader) -> tantivy::Result<Option<BytesColumn>> {
+        reader.fast_fields().bytes(&field_name())
     }
 
     pub fn of(schema: &tantivy::schema::Schema) -> tantivy::Result<VectorFields> {
-        let mut words = [tantivy::schema::Field::from_field_id(0); WORDS];
-        for (word, field) in words.iter_mut().enumerate() {
-            *field = schema.get_field(&word_field(word))?;
-        }
         Ok(VectorFields {
-            words,
-            scale: schema.get_field(&scale_field())?,
+            field: schema.get_field(&field_name())?,
         })
     }
 }
 
-/// The vector of a text, packed; None when it has no word the model knows (or the model is
-/// missing, which `journal_meaning` reports when asked).
-pub fn embed(text: &str) -> Option<Packed> {
+/// The vectors of a text: of the whole, and for a text longer than `SECTION_BYTES` of each
+/// section too (`sections`), each embedded with the title; None when no part has a word the
+/// model knows (or the model is missing, which `journal_meaning` reports when asked).
+pub fn embed(title: &str, body: &str) -> Option<Packed> {
     let model = Model::builtin().ok()?;
-    Packed::of(&model.embed(text))
+    let mut vectors = vec![(0, model.embed(&format!("{title}\n{body}")))];
+    if body.len() > SECTION_BYTES {
+        for (start, section) in sections(body).into_iter().take(MAX_VECTORS - 1) {
+            vectors.push((start as u32, model.embed(&format!("{title}\n{section}"))));
+        }
+    }
+    Packed::of(&vectors)
+}
+
+/// The sections of a long text, each with where it starts: split before each markdown heading,
+/// then a part longer than half of `SECTION_BYTES` at blank lines into pieces of about that size;
+/// at most `MAX_VECTORS - 1` of them, the last holding the rest.
+pub fn sections(body: &str) -> Vec<(usize, &str)> {
+    let target = SECTION_BYTES / 2;
+    // Where each part starts: the text's start and each line that opens with `#`.
+    let mut starts = vec![0];
+    let mut at = 0;
+    for line in body.split_inclusive('\n') {
+        if at > 0 && line.starts_with('#') {
+            starts.push(at);
+        }
+        at += line.len();
+    }
+    starts.push(body.len());
+    let mut pieces: Vec<(usize, usize)> = Vec::new();
+    for pair in starts.windows(2) {
+        let (mut from, end) = (pair[0], pair[1]);
+        // A long part is cut at the last blank line before `target` bytes (or, without one, at
+        // the last line break, or at a character).
+        while end - from > target {
+            let mut cut = from + target;
+            while !body.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let window = &body[from..cut];
+            let at = window
+                .rfind("\n\n")
+                .map(|i| i + 2)
+                .or_else(|| window.rfind('\n').map(|i| i + 1))
+                .filter(|i| *i > 0)
+                .unwrap_or(window.len());
+            pieces.push((from, from + at));
+            from += at;
+        }
+        if end > from {
+            pieces.push((from, end));
+        }
+    }
+    let most = MAX_VECTORS - 1;
+    if pieces.len() > most {
+        let end = pieces[pieces.len() - 1].1;
+        pieces.truncate(most);
+        pieces[most - 1].1 = end;
+    }
+    pieces
+        .into_iter()
+        .map(|(from, end)| (from, &body[from..end]))
+        .filter(|(_, text)| !text.trim().is_empty())
+        .collect()
 }
 
 /// The documents nearest in meaning to a question, scored `1 + cosine` (never negative, as the
@@ -285,23 +334,72 @@ impl Scorer for Every {
 
 #[cfg(test)]
 mod tests {
+    use super::super::vectors::records;
     use super::*;
 
     #[test]
-    fn a_packed_vector_keeps_its_direction() {
+    fn packed_vectors_keep_their_direction_and_section() {
         let mut vector: Vec<f32> = (0..DIMS).map(|i| ((i as f32) * 0.37).sin()).collect();
         let norm = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
         vector.iter_mut().for_each(|v| *v /= norm);
-        let packed = Packed::of(&vector).unwrap();
-        let back: Vec<f32> = (0..DIMS)
-            .map(|i| {
-                let byte = (packed.words[i / 8] >> ((i % 8) * 8)) as u8 as i8;
-                f32::from(byte) * packed.scale as f32
-            })
+        let packed = Packed::of(&[(0, vector.clone()), (7, vec![0.0; DIMS]), (4096, vector.clone())]).unwrap();
+        let records: Vec<(f32, u32, &[u8])> = records(&packed.0).collect();
+        assert_eq!(records.len(), 2, "a vector without direction is left out");
+        assert_eq!(records[1].1, 4096);
+        let back: Vec<f32> = records[0]
+            .2
+            .iter()
+            .map(|b| f32::from(*b as i8) * records[0].0)
             .collect();
         let cosine: f32 = vector.iter().zip(&back).map(|(a, b)| a * b).sum();
         assert!(cosine > 0.999, "{cosine}");
-        assert_eq!(Packed::of(&[0.0; DIMS]), None, "no direction, no vector");
-        assert_eq!(Packed::of(&[1.0; 3]), None, "another model's size is refused");
+        assert_eq!(Packed::of(&[(0, vec![0.0; DIMS])]), None, "no direction, no vector");
+        assert_eq!(
+            Packed::of(&[(0, vec![1.0; 3])]),
+            None,
+            "another model's size is refused"
+        );
+    }
+
+    #[test]
+    fn a_long_text_is_cut_at_headings_then_blank_lines() {
+        let short = "# Plan\n\nA few words.";
+        assert_eq!(sections(short), [(0, short)]);
+        let part = |word: &str| format!("{}\n\n", format!("{word} ").repeat(150));
+        let body = format!("# One\n{}{}# Two\n{}", part("alpha"), part("beta"), part("gamma"));
+        let cut = sections(&body);
+        // Each piece starts where it says, and together they are the text.
+        assert_eq!(cut.iter().map(|(_, text)| *text).collect::<String>(), body);
+        for (start, text) in &cut {
+            assert!(body[*start..].starts_with(text));
+            assert!(text.len() <= SECTION_BYTES / 2, "{}", text.len());
+        }
+        assert!(cut.iter().any(|(_, text)| text.starts_with("# Two")), "{cut:?}");
+        assert!(
+            cut.iter()
+                .all(|(_, text)| !text.contains("beta") || !text.contains("gamma"))
+        );
+        // No line breaks at all: cut at a character, never inside one.
+        let dense = "é".repeat(SECTION_BYTES);
+        assert!(sections(&dense).iter().all(|(_, text)| !text.is_empty()));
+        let many = "# h\nword\n".repeat(100);
+        assert_eq!(sections(&many).len(), MAX_VECTORS - 1);
+        assert!(sections(&many).last().unwrap().1.len() > 20, "the last holds the rest");
+    }
+
+    #[test]
+    fn a_long_text_has_a_vector_for_the_whole_and_each_section() {
+        let body = format!(
+            "# Garden\n{}\n# Car\n{}",
+            "tomatoes basil lettuce slugs. ".repeat(80),
+            "brake pads clutch mechanic. ".repeat(80)
+        );
+        assert!(body.len() > SECTION_BYTES);
+        let packed = embed("Weekend", &body).unwrap();
+        let starts: Vec<u32> = records(&packed.0).map(|(_, start, _)| start).collect();
+        assert_eq!(starts[0], 0, "the whole first");
+        assert!(starts.len() >= 3, "{starts:?}");
+        assert!(starts.contains(&(body.find("# Car").unwrap() as u32)), "{starts:?}");
+        assert_eq!(records(&embed("Short", "a few words").unwrap().0).count(), 1);
     }
 }

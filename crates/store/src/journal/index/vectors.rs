@@ -1,35 +1,54 @@
 //! The vectors of each segment of the index in one block of memory, so that a search by meaning
-//! reads them as a flat array instead of 33 columns a document.
+//! reads them as a flat array instead of a column lookup a document.
 //!
-//! The index keeps a document's vector in its own fast columns (`nearest`): durable, rebuilt with
-//! the index, never mixed across models. Read there, a vector costs 33 column lookups (about half a
-//! microsecond), and a search by meaning that weighs every document of a 10,000-segment journal
-//! spent 4 ms of CPU on it. A segment never changes once written, so its vectors are read out once,
+//! The index keeps a document's vectors in its own column (`nearest`): durable, rebuilt with the
+//! index, never mixed across models. Read there, each costs a lookup in the column's dictionary; a
+//! search by meaning that read every document's vector from the index's columns (then 33 a
+//! document) spent 4 ms of CPU on a 10,000-segment journal. A segment never changes once written, so its vectors are read out once,
 //! into int8 values laid end to end and their scales; `Nearest` picks the documents worth weighing
-//! in full by their first `ROUGH_DIMS` values. A segment that leaves the index (merged, or its
-//! documents deleted) leaves the cache at the next reload. 260 bytes a document: 2.6 MB for 10,000
-//! segments, 260 MB for a million.
+//! in full by their first `ROUGH_DIMS` values (a document with several vectors by the nearest of
+//! them). A segment that leaves the index (merged, or its documents deleted) leaves the cache at
+//! the next reload. 268 bytes a vector: 2.7 MB for 10,000 segments, 268 MB for a million.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use tantivy::columnar::Column;
+use tantivy::columnar::BytesColumn;
 use tantivy::index::SegmentId;
 use tantivy::{DocId, SegmentReader};
 
 /// How many numbers a vector holds (the built-in model's).
 pub const DIMS: usize = 256;
 
-/// A segment's vector columns as the index keeps them: the values packed eight to a u64 in
-/// `DIMS / 8` columns, and the scale.
-pub type Columns = (Vec<Column<u64>>, Column<f64>);
+/// The bytes of one vector's record as the index keeps it (`nearest::Packed`): its scale (f32),
+/// where its section starts (u32), its values.
+pub const RECORD: usize = 8 + DIMS;
 
-/// A segment's vectors, by document id.
+/// The records of a document's vectors, each as (scale, section start, values).
+pub fn records(bytes: &[u8]) -> impl Iterator<Item = (f32, u32, &[u8])> {
+    bytes.chunks_exact(RECORD).map(|record| {
+        let scale = f32::from_le_bytes(record[0..4].try_into().expect("four bytes"));
+        let start = u32::from_le_bytes(record[4..8].try_into().expect("four bytes"));
+        (scale, start, &record[8..])
+    })
+}
+
+/// A segment's vectors column as the index keeps it (`nearest::Packed`); None where no document
+/// of the segment has a vector.
+pub type Columns = Option<BytesColumn>;
+
+/// A segment's vectors, by document: a document has none, one, or (a long text) its whole and each
+/// of its sections.
 pub struct SegmentVectors {
-    /// `DIMS` int8 values a document, end to end (zeros for a document without a vector).
+    /// `DIMS` int8 values a vector, end to end.
     values: Vec<i8>,
-    /// The scale that gives each document's values back; 0 for a document without a vector.
+    /// The scale that gives each vector's values back.
     scales: Vec<f32>,
+    /// Where each vector's section starts in its document's text.
+    starts: Vec<u32>,
+    /// The first vector of each document, and one past the last: document `d` has the vectors
+    /// `first[d]..first[d + 1]`.
+    first: Vec<u32>,
 }
 
 /// How many of a vector's first values pick the candidates a search by meaning weighs in full.
@@ -39,73 +58,109 @@ pub struct SegmentVectors {
 pub const ROUGH_DIMS: usize = 128;
 
 impl SegmentVectors {
-    /// Reads the vectors of a segment's `docs` documents from their columns.
-    fn read(docs: usize, (words, scale): Columns) -> SegmentVectors {
+    /// Reads the vectors of a segment's `docs` documents from their column.
+    fn read(docs: usize, column: Columns) -> tantivy::Result<SegmentVectors> {
         let mut vectors = SegmentVectors {
-            values: vec![0; docs * DIMS],
-            scales: vec![0.0; docs],
+            values: Vec::new(),
+            scales: Vec::new(),
+            starts: Vec::new(),
+            first: Vec::with_capacity(docs + 1),
         };
+        let mut bytes = Vec::new();
         for doc in 0..docs {
-            let Some(scale) = scale.first(doc as DocId) else {
+            vectors.first.push(vectors.scales.len() as u32);
+            let Some(column) = &column else { continue };
+            let Some(ord) = column.term_ords(doc as DocId).next() else {
                 continue;
             };
-            vectors.scales[doc] = scale as f32;
-            let values = &mut vectors.values[doc * DIMS..(doc + 1) * DIMS];
-            for (word_index, column) in words.iter().enumerate() {
-                let word = column.first(doc as DocId).unwrap_or(0);
-                for (i, byte) in word.to_le_bytes().into_iter().enumerate() {
-                    values[word_index * 8 + i] = byte as i8;
+            bytes.clear();
+            column.ord_to_bytes(ord, &mut bytes)?;
+            for (scale, start, values) in records(&bytes) {
+                if scale > 0.0 {
+                    vectors.scales.push(scale);
+                    vectors.starts.push(start);
+                    vectors.values.extend(values.iter().map(|v| *v as i8));
                 }
             }
         }
-        vectors
+        vectors.first.push(vectors.scales.len() as u32);
+        Ok(vectors)
     }
 
-    /// How many documents (with a vector or not) the segment holds.
+    /// How many documents (with vectors or not) the segment holds.
     pub fn docs(&self) -> usize {
-        self.scales.len()
+        self.first.len() - 1
+    }
+
+    /// The vectors of `doc`, as indexes.
+    fn of(&self, doc: DocId) -> std::ops::Range<usize> {
+        let doc = doc as usize;
+        match (self.first.get(doc), self.first.get(doc + 1)) {
+            (Some(from), Some(to)) => *from as usize..*to as usize,
+            _ => 0..0,
+        }
     }
 
     /// Whether `doc` has a vector.
     pub fn has(&self, doc: DocId) -> bool {
-        self.scales.get(doc as usize).is_some_and(|scale| *scale > 0.0)
+        !self.of(doc).is_empty()
     }
 
-    /// The cosine of `doc`'s vector and a question's (`Question`).
+    fn values(&self, vector: usize) -> &[i8] {
+        &self.values[vector * DIMS..(vector + 1) * DIMS]
+    }
+
+    /// The cosine of a question's vector (`Question`) and the nearest of `doc`'s, with where that
+    /// one's section starts.
+    pub fn nearest(&self, doc: DocId, question: &Question) -> (f32, u32) {
+        let mut best = (f32::MIN, 0);
+        for vector in self.of(doc) {
+            let cosine =
+                dot(head::<DIMS>(self.values(vector)), &question.values) as f32 * self.scales[vector] * question.scale;
+            if cosine > best.0 {
+                best = (cosine, self.starts[vector]);
+            }
+        }
+        best
+    }
+
+    /// The cosine of a question's vector and the nearest of `doc`'s.
     pub fn similarity(&self, doc: DocId, question: &Question) -> f32 {
-        let doc = doc as usize;
-        let values = &self.values[doc * DIMS..(doc + 1) * DIMS];
-        dot(head::<DIMS>(values), &question.values) as f32 * self.scales[doc] * question.scale
+        self.nearest(doc, question).0
     }
 
-    /// Adds `doc`'s vector (its values times its scale; nothing without one) to `sum`.
+    /// Adds `doc`'s vectors (each its values times its scale) to `sum`.
     pub fn add_to(&self, doc: DocId, sum: &mut [f32]) {
-        let doc = doc as usize;
-        let scale = self.scales[doc];
-        if scale > 0.0 {
-            for (sum, value) in sum.iter_mut().zip(&self.values[doc * DIMS..(doc + 1) * DIMS]) {
+        for vector in self.of(doc) {
+            let scale = self.scales[vector];
+            for (sum, value) in sum.iter_mut().zip(self.values(vector)) {
                 *sum += f32::from(*value) * scale;
             }
         }
     }
 
-    /// The documents with a vector, each with the dot product of its first `ROUGH_DIMS` values and
-    /// the question's (scaled, not the question's scale): the model's values come by PCA, largest
-    /// variance first, so the first values say most of where a vector points. One pass over the
-    /// values laid end to end.
+    /// The documents with a vector, each with the largest dot product of its vectors' first
+    /// `ROUGH_DIMS` values and the question's (scaled, not by the question's scale): the model's
+    /// values come by PCA, largest variance first, so the first values say most of where a vector
+    /// points. One pass over the values laid end to end.
     pub fn rough(&self, question: &Question) -> Vec<(f32, DocId)> {
         let question: &[i8; ROUGH_DIMS] = head(&question.values);
-        let mut near = Vec::with_capacity(self.scales.len());
-        for (doc, (values, scale)) in self.values.chunks_exact(DIMS).zip(&self.scales).enumerate() {
-            if *scale > 0.0 {
-                near.push((dot(head::<ROUGH_DIMS>(values), question) as f32 * scale, doc as DocId));
+        let mut near = Vec::with_capacity(self.docs());
+        for (doc, range) in self.first.windows(2).enumerate() {
+            let mut best = f32::MIN;
+            for vector in range[0] as usize..range[1] as usize {
+                let values = &self.values[vector * DIMS..vector * DIMS + ROUGH_DIMS];
+                best = best.max(dot(head::<ROUGH_DIMS>(values), question) as f32 * self.scales[vector]);
+            }
+            if range[0] < range[1] {
+                near.push((best, doc as DocId));
             }
         }
         near
     }
 
     fn bytes(&self) -> usize {
-        self.values.len() + self.scales.len() * 4
+        self.values.len() + self.scales.len() * 8 + self.first.len() * 4
     }
 }
 
@@ -164,7 +219,7 @@ impl VectorCache {
         }
         // Read without the lock: two searches that meet a new segment at once both read it, and
         // the second keeps the first's.
-        let read = Arc::new(SegmentVectors::read(reader.max_doc() as usize, columns(reader)?));
+        let read = Arc::new(SegmentVectors::read(reader.max_doc() as usize, columns(reader)?)?);
         Ok(Arc::clone(self.lock().entry(id).or_insert(read)))
     }
 
@@ -195,12 +250,16 @@ mod tests {
             let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
             v.into_iter().map(|x| x / norm).collect::<Vec<f32>>()
         };
-        let (a, b) = (unit(0.37), unit(0.11));
+        let (a, b) = (unit(0.37), unit(0.3705));
         let exact: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
         let doc = Question::new(&a);
+        // A second vector, far from both, never wins the document's similarity.
+        let far = Question::new(&a.iter().map(|x| -x).collect::<Vec<f32>>());
         let vectors = SegmentVectors {
-            values: doc.values.to_vec(),
-            scales: vec![doc.scale],
+            values: [doc.values, far.values].concat(),
+            scales: vec![doc.scale, far.scale],
+            starts: vec![0, 40],
+            first: vec![0, 2],
         };
         let near = vectors.similarity(0, &Question::new(&b));
         assert!((near - exact).abs() < 0.002, "{near} against {exact}");
@@ -211,5 +270,12 @@ mod tests {
         };
         assert!((found * scale - rough).abs() < 0.002, "{found} against {rough}");
         assert!((vectors.similarity(0, &Question::new(&a)) - 1.0).abs() < 0.002);
+        let minus_a: Vec<f32> = a.iter().map(|x| -x).collect();
+        assert_eq!(
+            vectors.nearest(0, &Question::new(&minus_a)).1,
+            40,
+            "the second section is nearer"
+        );
+        assert!(!vectors.has(1));
     }
 }
