@@ -24,6 +24,19 @@ pub const DEF: ToolDef = ToolDef {
 /// The most text one fetch returns.
 pub const MAX_TEXT_BYTES: usize = 64 * 1024;
 
+/// The kinds of item a reference names that fetch (and search's `like`) take.
+pub const KINDS: [&str; 4] = ["transcript", "entity", "facet", "note"];
+
+/// The category an item of a reference's kind belongs to.
+pub fn category_of(kind: &str) -> Category {
+    match kind {
+        "transcript" => Category::Transcripts,
+        "entity" => Category::Entities,
+        "note" => Category::Notes,
+        _ => Category::Facets,
+    }
+}
+
 /// Arguments of fetch.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -44,13 +57,8 @@ pub struct Output {
 }
 
 pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, ToolError> {
-    let (kind, path) = context.open_reference(&args.reference, &["transcript", "entity", "facet", "note"])?;
-    let category = match kind.as_str() {
-        "transcript" => Category::Transcripts,
-        "entity" => Category::Entities,
-        "note" => Category::Notes,
-        _ => Category::Facets,
-    };
+    let (kind, path) = context.open_reference(&args.reference, &KINDS)?;
+    let category = category_of(&kind);
     if category == Category::Notes {
         return fetch_note(context, path).await;
     }
@@ -147,7 +155,7 @@ pub async fn reachable_item(
     Ok(facets)
 }
 
-fn gone() -> ToolError {
+pub fn gone() -> ToolError {
     ToolError::Refused("that item no longer exists".into())
 }
 

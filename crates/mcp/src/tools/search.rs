@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::args::{Cursor, DayArg, FacetId, Limit};
+use super::fetch;
 use super::{Need, ToolContext, ToolDef, ToolError, ToolOutput, check_len, day_range, nothing_matched, searchable};
 use std::sync::Arc;
 
@@ -448,13 +449,8 @@ async fn like(
     if mode.is_some_and(|mode| mode != SearchMode::Semantic) {
         return Err(ToolError::Invalid("like ranks by meaning: leave mode out".into()));
     }
-    let (kind, path) = context.open_reference(reference, &["transcript", "entity", "facet", "note"])?;
-    let category = match kind.as_str() {
-        "transcript" => Category::Transcripts,
-        "entity" => Category::Entities,
-        "note" => Category::Notes,
-        _ => Category::Facets,
-    };
+    let (kind, path) = context.open_reference(reference, &fetch::KINDS)?;
+    let category = fetch::category_of(&kind);
     if category == Category::Notes {
         if !context.connection.grant.has(Category::Notes) {
             return Err(ToolError::Refused(
@@ -463,11 +459,11 @@ async fn like(
         }
         match context.read_note(notes::ops::Target::Path(path.clone())).await {
             Ok(_) => {}
-            Err(ToolError::Refused(_)) => return Err(ToolError::Refused("that item no longer exists".into())),
+            Err(ToolError::Refused(_)) => return Err(fetch::gone()),
             Err(other) => return Err(other),
         }
     } else {
-        super::fetch::reachable_item(context, category, &kind, &path).await?;
+        fetch::reachable_item(context, category, &kind, &path).await?;
     }
     Ok(path)
 }
