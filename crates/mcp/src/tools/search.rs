@@ -418,6 +418,13 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
         && !results.is_empty()
         && results.iter().all(|hit| hit.matched.words.is_none()))
     .then(|| "no hit holds a word of the query: these are the nearest in meaning (matched.meaning)".to_string());
+    // An index made anew (a first start, a new version of the index or the model) is filled by the
+    // first sync: until it ends, an answer may lack items, and says so rather than being complete.
+    let building = context.journal.index_building().then(|| {
+        "the search index is being built (a first start, or a new version of the journal): some items may be \
+         missing from these results; ask again shortly"
+            .to_string()
+    });
     let read_part = partial.then(|| {
         format!(
             "regex read the first {} items that pass the filters, not all: narrow it with path, where, category, \
@@ -428,7 +435,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     answer(
         results,
         next_cursor,
-        read_part.or(unranked_by_meaning).or(by_meaning_alone),
+        building.or(read_part).or(unranked_by_meaning).or(by_meaning_alone),
     )
 }
 

@@ -55,6 +55,9 @@ pub struct Journal {
     signing_key: SigningKey,
     /// The owner's notes: the vault folder, and its notes as of the last sync.
     pub notes: notes::Vault,
+    /// The index was made anew when this process opened it (a first start, another schema or
+    /// another model) and no sync has finished since: searches may miss items.
+    building: std::sync::atomic::AtomicBool,
 }
 
 /// Why a journal operation failed.
@@ -132,6 +135,7 @@ impl Journal {
             folder_stamps: std::sync::Mutex::new(None),
             signing_key,
             notes,
+            building: std::sync::atomic::AtomicBool::new(fresh),
         });
         journal.reload_facets()?;
         // A change to notes a process left half-made is undone before anything reads the notes.
@@ -146,6 +150,12 @@ impl Journal {
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Whether the index is still being built after it was made anew (a first start, or a new
+    /// version of the index or of the model): until the first sync ends, a search may miss items.
+    pub fn index_building(&self) -> bool {
+        self.building.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn signing_key(&self) -> &SigningKey {
@@ -217,6 +227,10 @@ impl Journal {
     pub async fn refresh(self: &Arc<Self>, depth: catalog::Depth) -> Result<catalog::SyncReport, JournalError> {
         let report = self.sync_to(depth).await?;
         self.index.reload()?;
+        // The first sync after an index was made anew indexes every file (its catalog was emptied).
+        if !report.deferred {
+            self.building.store(false, std::sync::atomic::Ordering::Relaxed);
+        }
         if !report.facets_changed {
             self.reload_facets()?;
         }
@@ -275,4 +289,26 @@ async fn load_signing_key(pool: &Pool) -> Result<SigningKey, JournalError> {
         JournalError::Invalid("the stored reference key is damaged; delete its row in server_keys".into())
     })?;
     Ok(SigningKey::from_bytes(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An index made anew says so until the first sync has filled it; one opened as it was does not.
+    #[tokio::test]
+    async fn a_new_index_is_building_until_the_first_sync_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::open(dir.path()).await.unwrap();
+        assert!(journal.index_building());
+        journal.refresh(catalog::Depth::Quick).await.unwrap();
+        assert!(!journal.index_building());
+        drop(journal);
+        let again = Journal::open(dir.path()).await.unwrap();
+        assert!(!again.index_building(), "the index was kept");
+        drop(again);
+        std::fs::remove_dir_all(dir.path().join(".index")).unwrap();
+        let wiped = Journal::open(dir.path()).await.unwrap();
+        assert!(wiped.index_building(), "a wiped index is made anew");
+    }
 }
