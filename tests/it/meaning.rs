@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::{Client, TestServer};
+use crate::harness::{Client, TestServer, eventually};
 use journal::journal::demo_notes;
 
 fn paths(answer: &Value) -> Vec<String> {
@@ -104,7 +104,9 @@ async fn items_like_one_are_found_by_its_reference_and_never_reach_past_the_gran
         .ok("search", json!({"query": "path:Projects/half-marathon.md"}))
         .await;
     let reference = found["results"][0]["reference"].as_str().unwrap().to_string();
-    let like = client.ok("search", json!({"like": reference, "limit": 5})).await;
+    let like = client
+        .ok("search", json!({"like": reference.clone(), "limit": 5}))
+        .await;
     let near = paths(&like);
     assert!(
         !near.contains(&"Projects/half-marathon.md".to_string()),
@@ -141,7 +143,29 @@ async fn items_like_one_are_found_by_its_reference_and_never_reach_past_the_gran
     let other = Client::connected(&server.url(), &other_key).await;
     let foreign = other.refused("search", json!({"like": reference})).await;
     assert!(foreign.contains("that reference is not valid here"), "{foreign}");
-    // A note the connection may no longer see answers as a missing item.
+    // A note made private since its reference was given answers as a missing item.
+    let running = client
+        .ok("search", json!({"query": "path:Meetings/landlord-call.md"}))
+        .await;
+    let running_reference = running["results"][0]["reference"].clone();
+    let file = server.root().join("notes/Meetings/landlord-call.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let private = text.replacen("---\n", "---\naccess: private\n", 1);
+    assert_ne!(private, text, "the note has frontmatter");
+    std::fs::write(&file, private).unwrap();
+    let hidden = eventually(100, || async {
+        client
+            .ok("search", json!({"query": "path:Meetings/landlord-call.md"}))
+            .await["results"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    })
+    .await;
+    assert!(hidden, "the sync saw the note made private");
+    let gone = client.refused("search", json!({"like": running_reference})).await;
+    assert_eq!(gone, "that item no longer exists");
+    // A note the connection may not see is never like another.
     let denied_key = server.key(demo_notes::OVERRIDDEN_FOR, &["notes"], None).await;
     let denied = Client::connected(&server.url(), &denied_key).await;
     let seen_by_other = other
@@ -260,6 +284,10 @@ async fn metadata_searches_frontmatter_values_alone_and_shows_no_text() {
         )
         .await;
     assert!(moded.contains("leave mode and like out"), "{moded}");
+    let wordless = client
+        .refused("search", json!({"query": "tag:atlas", "fields": "metadata"}))
+        .await;
+    assert_eq!(wordless, "fields: metadata needs words in query");
 }
 
 #[tokio::test]
@@ -315,4 +343,6 @@ async fn regex_matches_titles_and_text_within_the_arguments_and_refuses_a_bad_pa
         .refused("search", json!({"query": "half", "regex": true, "mode": "semantic"}))
         .await;
     assert!(moded.contains("leave mode, like and fields out"), "{moded}");
+    let empty = client.refused("search", json!({"regex": true, "path": "Areas/"})).await;
+    assert_eq!(empty, "regex: true needs a pattern in query");
 }

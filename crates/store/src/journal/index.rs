@@ -113,7 +113,7 @@ enum Ranking {
     /// Some but not every word.
     SomeWords,
     /// Nearest in meaning to the question's vector; `every`: weigh every document that passes the
-    /// filters, not only the candidates of the codes (`nearest::Nearest`).
+    /// filters, not only the candidates nearest by their first values (`nearest::Nearest`).
     Meaning {
         question: Vec<f32>,
         every: bool,
@@ -468,12 +468,6 @@ impl SearchIndex {
         path: &str,
     ) -> tantivy::Result<Option<Vec<f32>>> {
         let f = self.fields;
-        let term = |field: Field, text: &str| -> Box<dyn Query> {
-            Box::new(TermQuery::new(
-                Term::from_field_text(field, text),
-                IndexRecordOption::Basic,
-            ))
-        };
         let any = |terms: Vec<Box<dyn Query>>| -> Box<dyn Query> {
             Box::new(BooleanQuery::new(
                 terms.into_iter().map(|t| (Occur::Should, t)).collect(),
@@ -680,12 +674,6 @@ impl SearchIndex {
                 }
             }
         };
-        let term = |field: Field, text: &str| -> Box<dyn Query> {
-            Box::new(TermQuery::new(
-                Term::from_field_text(field, text),
-                IndexRecordOption::Basic,
-            ))
-        };
         let filter = |any_of: Vec<Box<dyn Query>>, negated: bool| Filter { any_of, negated };
         let mut filters: Vec<Filter> = Vec::new();
         // A filter that every document passes only slows the search down, so a query that may see
@@ -891,6 +879,14 @@ impl SearchIndex {
         }
         Ok(snippet::Words::new(words))
     }
+}
+
+/// A query for the documents holding `text` as a whole term of `field` (a filter's term).
+fn term(field: Field, text: &str) -> Box<dyn Query> {
+    Box::new(TermQuery::new(
+        Term::from_field_text(field, text),
+        IndexRecordOption::Basic,
+    ))
 }
 
 fn schema() -> Schema {
@@ -1139,7 +1135,7 @@ mod tests {
     }
 
     /// Past `MEANING_CANDIDATES` documents a segment, a search by meaning weighs only the nearest by
-    /// their codes; a filter that passes documents far from the question still gets a full page.
+    /// their first values; a filter that passes documents far from the question still gets a full page.
     #[test]
     fn filters_that_pass_few_candidates_still_fill_the_page() {
         let dir = tempfile::tempdir().unwrap();

@@ -72,36 +72,33 @@ impl SearchIndex {
         let (_, docs) = self.ranked(&searcher, &passing, &super::Ranking::AllWords, None)?;
         let partial = docs.len() > scan;
         let f = self.fields;
-        let mut found: Vec<(usize, DocAddress, TantivyDocument)> = Vec::new();
+        // Only how often each document matches is kept; the page's documents are read again.
+        let mut found: Vec<(usize, DocAddress)> = Vec::new();
         for (_, address) in docs.into_iter().take(scan) {
             let document: TantivyDocument = searcher.doc(address)?;
-            let title = text(&document, f.title);
-            let body = text(&document, f.body);
-            let count = pattern.find_iter(title).take(COUNTED).count() + pattern.find_iter(body).take(COUNTED).count();
+            let count = pattern.find_iter(text(&document, f.title)).take(COUNTED).count()
+                + pattern.find_iter(text(&document, f.body)).take(COUNTED).count();
             if count > 0 {
-                found.push((count.min(COUNTED), address, document));
+                found.push((count.min(COUNTED), address));
             }
         }
         found.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         let more = found.len() > query.offset + query.limit;
-        let hits = found
-            .into_iter()
-            .skip(query.offset)
-            .take(query.limit)
-            .map(|(count, _, document)| {
-                let body = text(&document, f.body);
-                Hit {
-                    path: text(&document, f.path).to_string(),
-                    category: text(&document, f.category).to_string(),
-                    title: text(&document, f.title).to_string(),
-                    day: document.get_first(f.day).and_then(|v| v.as_u64()),
-                    snippet: around(body, pattern.find(body).map(|m| m.start())).trim().to_string(),
-                    score: count as Score,
-                    words: None,
-                    meaning: None,
-                }
-            })
-            .collect();
+        let mut hits = Vec::with_capacity(query.limit);
+        for (count, address) in found.into_iter().skip(query.offset).take(query.limit) {
+            let document: TantivyDocument = searcher.doc(address)?;
+            let body = text(&document, f.body);
+            hits.push(Hit {
+                path: text(&document, f.path).to_string(),
+                category: text(&document, f.category).to_string(),
+                title: text(&document, f.title).to_string(),
+                day: document.get_first(f.day).and_then(|v| v.as_u64()),
+                snippet: around(body, pattern.find(body).map(|m| m.start())).trim().to_string(),
+                score: count as Score,
+                words: None,
+                meaning: None,
+            });
+        }
         Ok(Matched { hits, more, partial })
     }
 }
