@@ -219,17 +219,19 @@ impl Weight for Nearest {
             every.settle();
             return Ok(Box::new(every));
         };
-        let mut near = vectors.rough(&self.question);
-        if near.len() > candidates {
+        let (near, more) = vectors.rough(&self.question, candidates);
+        if more {
             self.narrowed.store(true, Ordering::Relaxed);
-            near.select_nth_unstable_by(candidates, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-            near.truncate(candidates);
         }
-        let mut docs: Vec<(DocId, Score)> = near
+        // In document order, which is what the scorer gives and the order of memory.
+        let mut near: Vec<DocId> = near.into_iter().map(|(_, doc)| doc).collect();
+        near.sort_unstable();
+        let similarities = vectors.similarities(&near, &self.question);
+        let docs: Vec<(DocId, Score)> = near
             .into_iter()
-            .map(|(_, doc)| (doc, (1.0 + vectors.similarity(doc, &self.question)) * boost))
+            .zip(similarities)
+            .map(|(doc, similarity)| (doc, (1.0 + similarity) * boost))
             .collect();
-        docs.sort_unstable_by_key(|(doc, _)| *doc);
         Ok(Box::new(Listed { docs, at: 0 }))
     }
 
