@@ -482,24 +482,28 @@ impl VectorCache {
 mod tests {
     use super::*;
 
+    /// Values in -127..=127, the same from the same seed.
+    fn values(mut seed: u32) -> impl FnMut() -> i8 {
+        move || {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            (((seed >> 16) % 255) as i32 - 127) as i8
+        }
+    }
+
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn the_wide_product_is_the_plain_one() {
         if !std::arch::is_x86_feature_detected!("avx2") {
             return;
         }
-        let mut seed = 7u32;
-        let mut next = || {
-            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
-            ((seed >> 16) % 255) as i32 - 127
-        };
+        let mut next = values(7);
         for round in 0..200 {
-            let a: [i8; ROUGH_DIMS] = std::array::from_fn(|_| next() as i8);
+            let a: [i8; ROUGH_DIMS] = std::array::from_fn(|_| next());
             let b: [i8; ROUGH_DIMS] = match round {
                 // The extremes: every product at its largest, and at its most negative.
                 0 => [127; ROUGH_DIMS],
                 1 => [-127; ROUGH_DIMS],
-                _ => std::array::from_fn(|_| next() as i8),
+                _ => std::array::from_fn(|_| next()),
             };
             let a = if round < 2 { [127; ROUGH_DIMS] } else { a };
             // SAFETY: AVX2 was found above.
@@ -514,11 +518,7 @@ mod tests {
         if !std::arch::is_x86_feature_detected!("avx2") {
             return;
         }
-        let mut seed = 11u32;
-        let mut next = || {
-            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
-            (((seed >> 16) % 255) as i32 - 127) as i8
-        };
+        let mut next = values(11);
         // 4 * 5 + 3 vectors: five groups of four and three past them.
         let heads: Vec<i8> = (0..23 * ROUGH_DIMS).map(|_| next()).collect();
         let question: [i8; ROUGH_DIMS] = std::array::from_fn(|_| next());
