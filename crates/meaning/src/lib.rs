@@ -30,6 +30,8 @@ pub enum ModelError {
     Vocabulary,
     #[error(transparent)]
     Table(#[from] TableError),
+    #[error("the model makes vectors of {dims} numbers and the index keeps {wanted}")]
+    Dims { dims: usize, wanted: usize },
 }
 
 /// A vocabulary and its table.

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use crate::auth::Category;
 use crate::journal::content::Scope;
 use crate::journal::day::Day;
-use crate::journal::index::{Mode, NoteFilter, SearchIndex, SearchQuery, pattern};
+use crate::journal::index::{Mode, ModelError, NoteFilter, SearchQuery, pattern};
 use crate::journal::notes::{self, filters, query, rules};
 
 pub const DEF: ToolDef = ToolDef {
@@ -301,13 +301,7 @@ pub async fn run(context: &ToolContext<'_>, args: Args) -> Result<ToolOutput, To
     } else {
         mode
     };
-    // Without its model, meaning cannot rank: words do, and the answer says so.
-    let unranked_by_meaning = match mode {
-        Mode::Hybrid | Mode::Semantic => SearchIndex::meaning_ready()
-            .err()
-            .map(|error| format!("ranked by words only: search by meaning is unavailable ({error})")),
-        _ => None,
-    };
+    let unranked_by_meaning = unranked_by_meaning(mode, context.journal.index.meaning_ready());
     let request = format!(
         "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{limit}\n{mode:?}\n{:?}\n{:?}\n{:?}",
         args.query, from, to, args.category, args.facet, args.path, args.where_, like
@@ -589,6 +583,17 @@ pub fn kind_of(category: &str) -> &'static str {
     }
 }
 
+/// Without its model, meaning cannot rank: words do, and the answer says so (for the modes that
+/// would have asked the model).
+fn unranked_by_meaning(mode: Mode, model: Result<(), &ModelError>) -> Option<String> {
+    match mode {
+        Mode::Hybrid | Mode::Semantic => model
+            .err()
+            .map(|error| format!("ranked by words only: search by meaning is unavailable ({error})")),
+        Mode::Lexical | Mode::AllWords => None,
+    }
+}
+
 /// `YYYYMMDD` as `YYYY-MM-DD`.
 pub fn format_day(number: u64) -> Option<String> {
     Day::parse(&number.to_string()).ok().map(|d| d.to_string())
@@ -612,5 +617,24 @@ mod tests {
             refused,
             "mode must be hybrid, lexical, semantic or all_words, not \"Hybrid\""
         );
+    }
+
+    #[test]
+    fn a_model_that_did_not_load_is_named_where_meaning_was_asked_for() {
+        let damaged = ModelError::Dims { dims: 384, wanted: 256 };
+        let note = unranked_by_meaning(Mode::Hybrid, Err(&damaged)).unwrap();
+        assert_eq!(
+            note,
+            "ranked by words only: search by meaning is unavailable \
+             (the model makes vectors of 384 numbers and the index keeps 256)"
+        );
+        assert!(unranked_by_meaning(Mode::Semantic, Err(&damaged)).is_some());
+        assert_eq!(
+            unranked_by_meaning(Mode::Lexical, Err(&damaged)),
+            None,
+            "words were asked for"
+        );
+        assert_eq!(unranked_by_meaning(Mode::AllWords, Err(&damaged)), None);
+        assert_eq!(unranked_by_meaning(Mode::Hybrid, Ok(())), None);
     }
 }

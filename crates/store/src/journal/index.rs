@@ -16,6 +16,9 @@ use tantivy::query::{
 use tantivy::schema::{FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TEXT, TantivyDocument, Value};
 use tantivy::{DocAddress, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Score, Term, doc};
 
+use journal_meaning::Model;
+pub use journal_meaning::ModelError;
+
 mod fused;
 mod nearest;
 pub mod pattern;
@@ -199,12 +202,32 @@ pub struct SearchIndex {
     fields: Fields,
     /// Each segment's vectors as one block, for search by meaning (`vectors`).
     vectors: Arc<vectors::VectorCache>,
+    /// The model that embeds documents and questions, or why it could not be loaded: then
+    /// documents are indexed without vectors and every search is ranked by words.
+    model: Result<&'static Model, ModelError>,
 }
 
 impl SearchIndex {
     /// Opens the index in `dir`, creating it when missing. A folder whose schema does not match
     /// (an older layout, or damage) is wiped and recreated: the catalog then re-adds every file.
     pub fn open(dir: &Path) -> tantivy::Result<(SearchIndex, bool)> {
+        SearchIndex::open_with_model(dir, Model::builtin())
+    }
+
+    /// [`SearchIndex::open`] with `model` as the model of meaning (the tests' way to see what a
+    /// journal does when its model cannot be loaded). A model whose vectors are not `DIMS` long
+    /// is refused like one that cannot be read.
+    pub fn open_with_model(
+        dir: &Path,
+        model: Result<&'static Model, ModelError>,
+    ) -> tantivy::Result<(SearchIndex, bool)> {
+        let model = model.and_then(|model| match model.dims() {
+            nearest::DIMS => Ok(model),
+            dims => Err(ModelError::Dims {
+                dims,
+                wanted: nearest::DIMS,
+            }),
+        });
         let schema = schema();
         crate::fsio::create_dir_all_durable(dir)?;
         let (index, fresh) = match Index::open_in_dir(dir) {
@@ -233,6 +256,7 @@ impl SearchIndex {
             reader,
             fields,
             vectors,
+            model,
         };
         Ok((index, fresh))
     }
@@ -294,7 +318,12 @@ impl SearchIndex {
         }
         // What the document is about, for a search by meaning: its title and text (the path and
         // tags are names, not meaning).
-        if let Some(vector) = nearest::embed(&item.title, &item.body) {
+        if let Some(vector) = self
+            .model
+            .as_ref()
+            .ok()
+            .and_then(|m| nearest::embed(m, &item.title, &item.body))
+        {
             vector.add_to(&mut document, &f.vector);
         }
         writer.add_document(document)?;
@@ -445,7 +474,7 @@ impl SearchIndex {
     /// word or phrase excluded with `-` is left out as a search by words leaves it out; None when
     /// the model cannot be loaded or no word is left.
     fn question(&self, text: &str) -> Option<Vec<f32>> {
-        let model = journal_meaning::Model::builtin().ok()?;
+        let model = self.model.as_ref().ok()?;
         let parser = QueryParser::for_index(&self.index, vec![self.fields.text]);
         let parsed = parser.parse_query_lenient(&sanitize(text)).0;
         let mut terms = Vec::new();
@@ -496,10 +525,10 @@ impl SearchIndex {
         Ok(Some(sum.into_iter().map(|v| v / norm).collect()))
     }
 
-    /// Whether a search by meaning can be answered: the model loads (it is inside the binary, so
-    /// only a damaged binary says no).
-    pub fn meaning_ready() -> Result<(), journal_meaning::ModelError> {
-        journal_meaning::Model::builtin().map(|_| ())
+    /// Whether a search by meaning can be answered: the model loaded (the built-in one is inside
+    /// the binary, so only a damaged binary says no), or why not.
+    pub fn meaning_ready(&self) -> Result<(), &ModelError> {
+        self.model.as_ref().map(|_| ())
     }
 
     /// The ranking by words: the documents holding every word (best first), then those holding
@@ -1186,6 +1215,71 @@ mod tests {
         assert_eq!(few.len(), 10, "{few:?}");
         assert!(more);
         assert!(index.vector_bytes() >= 1640 * 260, "{}", index.vector_bytes());
+    }
+
+    #[test]
+    fn without_its_model_the_index_ranks_by_words_and_says_why() {
+        // A table cut short, as a damaged build would carry it; and a sound one whose vectors
+        // are of another length than the index keeps.
+        let table = |rows: u32, dims: u32, values: usize| -> &'static [u8] {
+            let mut bytes = b"JEMB".to_vec();
+            for word in [1, rows, dims] {
+                bytes.extend(word.to_le_bytes());
+            }
+            bytes.extend(std::iter::repeat_n(0, rows as usize * 4 + values));
+            Box::leak(bytes.into_boxed_slice())
+        };
+        let vocabulary = "[UNK]\nsleep\n";
+        let cut = Model::parse("cut", vocabulary, table(2, 256, 100)).map(|m| &*Box::leak(Box::new(m)));
+        let narrow = Model::parse("narrow", vocabulary, table(2, 2, 4)).map(|m| &*Box::leak(Box::new(m)));
+        for (model, why) in [
+            (
+                cut,
+                "the embedding table should hold 536 bytes for 2 rows of 256, and holds 124",
+            ),
+            (narrow, "the model makes vectors of 2 numbers and the index keeps 256"),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let (index, _) = SearchIndex::open_with_model(dir.path(), model).unwrap();
+            assert_eq!(index.meaning_ready().unwrap_err().to_string(), why);
+            let writer = index.writer().unwrap();
+            let sleepless = "Awake again at 3 a.m., fell back asleep around five.";
+            index
+                .put(&writer, &item("sleep.md", "notes", 20_261_101, &[], sleepless))
+                .unwrap();
+            index
+                .put(&writer, &item("bread.md", "notes", 20_261_101, &[], "Baked bread."))
+                .unwrap();
+            index.commit(writer).unwrap();
+            let like = SearchQuery {
+                like: Some("bread.md".into()),
+                categories: vec!["notes".into()],
+                limit: 10,
+                ..SearchQuery::default()
+            };
+            assert!(
+                index.search(&like).unwrap().0.is_empty(),
+                "no vector is made without the model"
+            );
+            for mode in [Mode::Hybrid, Mode::Semantic] {
+                let search = |text: &str| {
+                    let query = SearchQuery {
+                        text: text.into(),
+                        categories: vec!["notes".into()],
+                        mode,
+                        limit: 10,
+                        ..SearchQuery::default()
+                    };
+                    index.search(&query).unwrap().0
+                };
+                let found = search("fell asleep at night");
+                assert_eq!(found.len(), 1, "{mode:?}: the words still find: {found:?}");
+                assert_eq!(found[0].path, "sleep.md");
+                assert_eq!(found[0].meaning, None, "{mode:?}: nothing was ranked by meaning");
+                assert!(found[0].words.is_some());
+                assert!(search("insomnia").is_empty(), "{mode:?}: no word, no answer by meaning");
+            }
+        }
     }
 
     #[test]

@@ -97,9 +97,8 @@ impl VectorFields {
 
 /// The vectors of a text: of the whole, and for a text longer than `SECTION_BYTES` of each
 /// section too (`sections`), each embedded with the title; None when no part has a word the
-/// model knows (or the model is missing, which `journal_meaning` reports when asked).
-pub fn embed(title: &str, body: &str) -> Option<Packed> {
-    let model = Model::builtin().ok()?;
+/// model knows.
+pub fn embed(model: &Model, title: &str, body: &str) -> Option<Packed> {
     let mut vectors = vec![(0, model.embed(&format!("{title}\n{body}")))];
     if body.len() > SECTION_BYTES {
         for (start, section) in sections(body).into_iter().take(MAX_VECTORS - 1) {
@@ -397,11 +396,14 @@ mod tests {
             "brake pads clutch mechanic. ".repeat(80)
         );
         assert!(body.len() > SECTION_BYTES);
-        let packed = embed("Weekend", &body).unwrap();
+        let packed = embed(Model::builtin().unwrap(), "Weekend", &body).unwrap();
         let starts: Vec<u32> = records(&packed.0).map(|(_, start, _)| start).collect();
         assert_eq!(starts[0], 0, "the whole first");
         assert!(starts.len() >= 3, "{starts:?}");
         assert!(starts.contains(&(body.find("# Car").unwrap() as u32)), "{starts:?}");
-        assert_eq!(records(&embed("Short", "a few words").unwrap().0).count(), 1);
+        assert_eq!(
+            records(&embed(Model::builtin().unwrap(), "Short", "a few words").unwrap().0).count(),
+            1
+        );
     }
 }
