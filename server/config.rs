@@ -27,6 +27,8 @@ pub struct FileSettings {
     pub lan: LanSettings,
     #[serde(default)]
     pub domain: DomainSettings,
+    #[serde(default)]
+    pub proxy: ProxySettings,
     /// `[notes]`: where the owner's vault is (read by `journal::notes::location`).
     #[serde(default)]
     pub notes: crate::journal::notes::NotesSettings,
@@ -54,6 +56,32 @@ pub struct DomainSettings {
     /// The CA's CAA identity, for a directory that does not name its own.
     pub caa_identity: Option<String>,
 }
+
+/// `[proxy]`: the route behind a tunnel or reverse proxy the owner runs (Tailscale Funnel,
+/// Cloudflare Tunnel, Caddy), which terminates TLS and forwards to a loopback port; off unless
+/// enabled.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProxySettings {
+    #[serde(default)]
+    pub enabled: bool,
+    /// The HTTPS URL agents use, the tunnel's (`https://journal.tail1234.ts.net`).
+    pub public_url: Option<String>,
+    /// The loopback address the tunnel forwards to; 127.0.0.1:7661 unless given.
+    pub listen: Option<String>,
+}
+
+/// The proxy route's checked settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxyPlan {
+    pub hostname: String,
+    /// The port in the public URL (443 unless it names another).
+    pub public_port: u16,
+    pub listen: SocketAddr,
+}
+
+/// The default address the proxy route listens on, for the tunnel to forward to.
+pub const DEFAULT_PROXY_LISTEN: &str = "127.0.0.1:7661";
 
 /// The default listening address of the domain route.
 pub const DEFAULT_DOMAIN_LISTEN: &str = "[::]:443";
@@ -224,6 +252,66 @@ pub fn domain_plan(file: &FileSettings) -> Result<Option<DomainPlan>, ConfigErro
     }))
 }
 
+/// The proxy route's plan when it is enabled, checked.
+pub fn proxy_plan(file: &FileSettings) -> Result<Option<ProxyPlan>, ConfigError> {
+    let proxy = &file.proxy;
+    if !proxy.enabled {
+        return Ok(None);
+    }
+    let url = proxy.public_url.as_deref().ok_or_else(|| {
+        ConfigError::Invalid("the proxy route is enabled without a public URL: set [proxy] public_url".into())
+    })?;
+    let (hostname, public_port) = public_url(url)?;
+    let text = proxy.listen.as_deref().unwrap_or(DEFAULT_PROXY_LISTEN);
+    let listen: SocketAddr = text.trim().parse().map_err(|_| {
+        ConfigError::Invalid(format!(
+            "proxy listen address \"{text}\" is not IP:PORT, like {DEFAULT_PROXY_LISTEN}"
+        ))
+    })?;
+    if !listen.ip().is_loopback() {
+        return Err(ConfigError::Invalid(format!(
+            "proxy listen address {listen} is not a loopback address: the tunnel forwards to this computer, and nothing else may reach the route around it (use 127.0.0.1 or [::1])"
+        )));
+    }
+    if listen.port() == 0 {
+        return Err(ConfigError::Invalid(format!(
+            "proxy listen address {listen} has port 0: the tunnel needs a fixed port to forward to"
+        )));
+    }
+    Ok(Some(ProxyPlan {
+        hostname,
+        public_port,
+        listen,
+    }))
+}
+
+/// The public URL of a tunnel: `https://` and a hostname, perhaps a port, nothing else (the
+/// journal serves at the root of its name: `/mcp` and the discovery documents beside it).
+pub fn public_url(text: &str) -> Result<(String, u16), ConfigError> {
+    let refuse = |why: &str| {
+        Err(ConfigError::Invalid(format!(
+            "public URL \"{text}\" {why}, like https://journal.tail1234.ts.net"
+        )))
+    };
+    let Ok(url) = url::Url::parse(text.trim()) else {
+        return refuse("is not a URL");
+    };
+    if url.scheme() != "https" {
+        return refuse("must be https (the tunnel terminates TLS; agents sign in only over HTTPS)");
+    }
+    if !url.username().is_empty() || url.password().is_some() || url.query().is_some() || url.fragment().is_some() {
+        return refuse("must hold no user, query or fragment");
+    }
+    if url.path() != "/" {
+        return refuse("must be the root of its name, with no path (the journal serves /mcp there)");
+    }
+    let Some(url::Host::Domain(host)) = url.host() else {
+        return refuse("must name a host, not an IP address");
+    };
+    let hostname = hostname_of(host)?;
+    Ok((hostname, url.port().unwrap_or(443)))
+}
+
 /// A hostname for a certificate: letters, digits and hyphens in dot-separated labels of 1 to 63,
 /// at least two labels, no IP address; lower-cased.
 pub fn hostname_of(text: &str) -> Result<String, ConfigError> {
@@ -332,6 +420,7 @@ pub fn edit(journal: &Path, change: impl FnOnce(&mut toml_edit::DocumentMut)) ->
     let settings: FileSettings = toml::from_str(&edited).map_err(|e| file_error(one_line(&e.to_string())))?;
     lan_plan(&settings)?;
     domain_plan(&settings)?;
+    proxy_plan(&settings)?;
     fsio::write_atomic(&path, edited.as_bytes()).map_err(|e| file_error(e.to_string()))
 }
 
@@ -468,6 +557,78 @@ mod tests {
             assert!(error.contains(says), "{text}: {error}");
         }
         assert!(toml::from_str::<FileSettings>("[domain]\nport = 1\n").is_err());
+    }
+
+    #[test]
+    fn proxy_plans() {
+        let plan = |text: &str| proxy_plan(&toml::from_str::<FileSettings>(text).unwrap());
+        assert_eq!(
+            plan("[proxy]\npublic_url = \"https://j.example.org\"\n").unwrap(),
+            None,
+            "off unless enabled"
+        );
+        let on = plan("[proxy]\nenabled = true\npublic_url = \"https://Journal.tail1234.TS.net/\"\n")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            on,
+            ProxyPlan {
+                hostname: "journal.tail1234.ts.net".into(),
+                public_port: 443,
+                listen: "127.0.0.1:7661".parse().unwrap(),
+            }
+        );
+        let port = plan("[proxy]\nenabled = true\npublic_url = \"https://j.test:8443\"\nlisten = \"[::1]:9000\"\n")
+            .unwrap()
+            .unwrap();
+        assert_eq!((port.public_port, port.listen), (8443, "[::1]:9000".parse().unwrap()));
+        for (text, says) in [
+            ("[proxy]\nenabled = true\n", "without a public URL"),
+            (
+                "[proxy]\nenabled = true\npublic_url = \"j.example.org\"\n",
+                "is not a URL",
+            ),
+            (
+                "[proxy]\nenabled = true\npublic_url = \"http://j.example.org\"\n",
+                "must be https",
+            ),
+            (
+                "[proxy]\nenabled = true\npublic_url = \"https://j.example.org/journal\"\n",
+                "no path",
+            ),
+            (
+                "[proxy]\nenabled = true\npublic_url = \"https://j.example.org/?a=1\"\n",
+                "no user, query",
+            ),
+            (
+                "[proxy]\nenabled = true\npublic_url = \"https://me@j.example.org\"\n",
+                "no user, query",
+            ),
+            (
+                "[proxy]\nenabled = true\npublic_url = \"https://203.0.113.5\"\n",
+                "not an IP address",
+            ),
+            (
+                "[proxy]\nenabled = true\npublic_url = \"https://localhost\"\n",
+                "needs a domain",
+            ),
+            (
+                "[proxy]\nenabled = true\npublic_url = \"https://j.example.org\"\nlisten = \"0.0.0.0:7661\"\n",
+                "not a loopback address",
+            ),
+            (
+                "[proxy]\nenabled = true\npublic_url = \"https://j.example.org\"\nlisten = \"127.0.0.1:0\"\n",
+                "port 0",
+            ),
+            (
+                "[proxy]\nenabled = true\npublic_url = \"https://j.example.org\"\nlisten = \"7661\"\n",
+                "not IP:PORT",
+            ),
+        ] {
+            let error = plan(text).unwrap_err().to_string();
+            assert!(error.contains(says), "{text}: {error}");
+        }
+        assert!(toml::from_str::<FileSettings>("[proxy]\nport = 1\n").is_err());
     }
 
     #[test]

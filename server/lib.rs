@@ -9,7 +9,7 @@
 //! cli ──► server ──► routes ──► mcp ───► auth, review (journal-access) ──► journal (journal-store)
 //!  │        │           │  └──► oauth ──┤
 //!  │        │           └─────► web ────┘
-//!  │        └──► listener, lan, domain, tls
+//!  │        └──► listener, lan, domain, proxy, tls
 //!  └── everything above the floors uses `context` (Route, Source, Host rules) and `page`
 //! ```
 //!
@@ -26,8 +26,9 @@
 //!   what each route is doing (`routes::status`).
 //! - `listener`: serving one listener's connections with their limits; `server`: starting the
 //!   listeners, background upkeep, shutdown. `cli`: the commands people type.
-//! - `tls`, `lan`, `domain`: the LAN route's CA and TLS settings, its listeners on this computer's
-//!   private addresses, and the own-domain route (DNS and CAA checks, ACME, its certificate).
+//! - `tls`, `lan`, `domain`, `proxy`: the LAN route's CA and TLS settings, its listeners on this
+//!   computer's private addresses, the own-domain route (DNS and CAA checks, ACME, its
+//!   certificate), and the route behind the owner's tunnel (a loopback listener).
 //! - Below every feature: `db`, `secret`, `clock`, `fsio` (in journal-store) and `page` (what every
 //!   HTML page and form shares). `mcp` gets connections resolved by `auth::credentials` (checked by
 //!   `tests/it/layers.rs` until MCP is a crate of its own).
@@ -44,6 +45,7 @@ pub mod lan;
 pub mod listener;
 pub mod oauth;
 pub mod page;
+pub mod proxy;
 pub mod routes;
 pub mod server;
 pub mod tls;

@@ -9,7 +9,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::app::AppState;
-use crate::config::{DomainPlan, LanPlan};
+use crate::config::{DomainPlan, LanPlan, ProxyPlan};
 use crate::journal::Journal;
 use crate::journal::catalog::Depth;
 pub use crate::listener::ConnectionLimits;
@@ -62,6 +62,8 @@ pub struct Options {
     pub lan: Option<LanPlan>,
     /// The own-domain route, when it is on.
     pub domain: Option<DomainPlan>,
+    /// The route behind the owner's tunnel, when it is on.
+    pub proxy: Option<ProxyPlan>,
     /// Bounds on MCP sessions (tests lower the server's cap to reach it).
     pub sessions: Limits,
 }
@@ -74,6 +76,7 @@ impl Default for Options {
             full_sync_every: FULL_SYNC_EVERY,
             lan: None,
             domain: None,
+            proxy: None,
             sessions: Limits::default(),
         }
     }
@@ -93,6 +96,8 @@ pub enum StartError {
     Lan(#[from] crate::tls::ca::TlsError),
     #[error("the domain route could not start: {0}")]
     Domain(#[from] crate::domain::serving::DomainError),
+    #[error("the proxy route could not listen on {addr}: {source}")]
+    Proxy { addr: SocketAddr, source: std::io::Error },
 }
 
 /// `start` with explicit options (tests use short deadlines and a fixture fetcher).
@@ -127,7 +132,12 @@ pub async fn start_with(
         running.shutdown.subscribe(),
         options.full_sync_every.max(1),
     );
-    match start_routes(&state, options.lan, options.domain, limits, &running.shutdown).await {
+    let routes = Routes {
+        lan: options.lan,
+        domain: options.domain,
+        proxy: options.proxy,
+    };
+    match start_routes(&state, routes, limits, &running.shutdown).await {
         Ok(tasks) => {
             running.tasks.extend(tasks);
             Ok(running)
@@ -139,31 +149,48 @@ pub async fn start_with(
     }
 }
 
-/// Starts the LAN and own-domain routes that are on.
-async fn start_routes(
-    state: &AppState,
+/// The routes beyond loopback that are on.
+struct Routes {
     lan: Option<LanPlan>,
     domain: Option<DomainPlan>,
+    proxy: Option<ProxyPlan>,
+}
+
+/// Starts the LAN, own-domain and proxy routes that are on; if one cannot start, stops the others.
+async fn start_routes(
+    state: &AppState,
+    routes: Routes,
     limits: ConnectionLimits,
     shutdown: &watch::Sender<bool>,
 ) -> Result<Vec<tokio::task::JoinHandle<()>>, StartError> {
     let mut tasks = Vec::new();
-    if let Some(plan) = lan {
-        tasks.push(crate::lan::start(state.clone(), plan, limits, shutdown.subscribe()).await?);
+    let started = async {
+        if let Some(plan) = routes.lan {
+            tasks.push(crate::lan::start(state.clone(), plan, limits, shutdown.subscribe()).await?);
+        }
+        if let Some(plan) = routes.domain {
+            tasks.push(crate::domain::serving::start(state.clone(), plan, limits, shutdown.subscribe()).await?);
+        }
+        if let Some(plan) = routes.proxy {
+            let addr = plan.listen;
+            let task = crate::proxy::start(state.clone(), plan, limits, shutdown.subscribe())
+                .await
+                .map_err(|source| StartError::Proxy { addr, source })?;
+            tasks.push(task);
+        }
+        Ok::<(), StartError>(())
     }
-    if let Some(plan) = domain {
-        match crate::domain::serving::start(state.clone(), plan, limits, shutdown.subscribe()).await {
-            Ok(task) => tasks.push(task),
-            Err(error) => {
-                let _ = shutdown.send(true);
-                for task in tasks {
-                    let _ = task.await;
-                }
-                return Err(error.into());
+    .await;
+    match started {
+        Ok(()) => Ok(tasks),
+        Err(error) => {
+            let _ = shutdown.send(true);
+            for task in tasks {
+                let _ = task.await;
             }
+            Err(error)
         }
     }
-    Ok(tasks)
 }
 
 /// Periodic catalog sync (hand edits), the durable access epoch and session expiry, until shutdown.

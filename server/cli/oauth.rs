@@ -13,7 +13,7 @@ use crate::oauth::{pairing, registration, store};
 use crate::{config, context};
 
 /// The routes sign-in can be opened on.
-const ROUTES: [&str; 3] = [context::LOCAL, context::LAN, context::DOMAIN];
+const ROUTES: [&str; 4] = [context::LOCAL, context::LAN, context::DOMAIN, context::PROXY];
 
 #[derive(Debug, Subcommand)]
 pub enum PairingCommand {
@@ -70,6 +70,11 @@ pub async fn pairing(journal: &Arc<Journal>, command: PairingCommand) -> anyhow:
             if route == context::DOMAIN && config::domain_plan(&settings)?.is_none() {
                 bail!(
                     "the domain route is off: turn it on with `journal route enable domain --hostname H` and restart `journal serve`"
+                );
+            }
+            if route == context::PROXY && config::proxy_plan(&settings)?.is_none() {
+                bail!(
+                    "the proxy route is off: turn it on with `journal route enable proxy --public-url URL` and restart `journal serve`"
                 );
             }
             let code = store::open_code(&journal.db, &route, unix_now()).await.map_err(plain)?;

@@ -11,8 +11,8 @@ use clap::Subcommand;
 
 use super::open_for_access;
 use crate::clock::unix_now;
-use crate::config::{self, DomainPlan, LanPlan};
-use crate::context::{DOMAIN, LAN, LOCAL, Route};
+use crate::config::{self, DomainPlan, LanPlan, ProxyPlan};
+use crate::context::{DOMAIN, LAN, LOCAL, PROXY, Route};
 use crate::domain::acme::{self, AcmeHttp};
 use crate::domain::dns::Resolver;
 use crate::domain::serving;
@@ -30,7 +30,7 @@ pub enum RouteCommand {
     Enable(EnableRoute),
     /// Turn a route off (from the next start of `journal serve`).
     Disable {
-        /// The route: lan or domain.
+        /// The route: lan, domain or proxy.
         name: String,
     },
     /// Print the LAN route's CA certificate and its SHA-256 fingerprint (made on first use).
@@ -52,6 +52,16 @@ pub enum EnableRoute {
     /// HTTPS at your own hostname, with a certificate from an ACME CA (Let's Encrypt by default).
     /// Makes the ACME account, then checks the hostname's DNS and CAA records.
     Domain(DomainArgs),
+    /// Behind a tunnel or reverse proxy you run (Tailscale Funnel, Cloudflare Tunnel, Caddy), which
+    /// terminates TLS at its public name and forwards to a port on this computer.
+    Proxy {
+        /// The HTTPS URL agents use: the tunnel's (like https://journal.tail1234.ts.net).
+        #[arg(long, value_name = "URL")]
+        public_url: String,
+        /// The loopback address the tunnel forwards to (default 127.0.0.1:7661).
+        #[arg(long, value_name = "IP:PORT")]
+        listen: Option<String>,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -89,6 +99,7 @@ pub async fn run(dir: &Path, command: RouteCommand) -> anyhow::Result<()> {
         RouteCommand::List => list(dir, &journal.db).await,
         RouteCommand::Enable(EnableRoute::Lan { addr }) => enable_lan(dir, addr).await,
         RouteCommand::Enable(EnableRoute::Domain(args)) => enable_domain(dir, args).await,
+        RouteCommand::Enable(EnableRoute::Proxy { public_url, listen }) => enable_proxy(dir, public_url, listen),
         RouteCommand::Disable { name } => disable(dir, &name),
         RouteCommand::Ca { pem } => {
             let ca = load_ca(dir).await?;
@@ -232,6 +243,37 @@ async fn enable_domain(dir: &Path, mut args: DomainArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+fn enable_proxy(dir: &Path, public_url: String, listen: Option<String>) -> anyhow::Result<()> {
+    // The settings as they will be written, checked first (the same check `serve` makes).
+    let settings = config::FileSettings {
+        proxy: config::ProxySettings {
+            enabled: true,
+            public_url: Some(public_url.clone()),
+            listen: listen.clone(),
+        },
+        ..Default::default()
+    };
+    let plan = config::proxy_plan(&settings)?.expect("enabled just above");
+    let url = crate::proxy::route(&plan).mcp_url();
+    config::edit(dir, |doc| {
+        let proxy = config::section(doc, "proxy");
+        proxy.insert("enabled", toml_edit::value(true));
+        proxy.insert("public_url", toml_edit::value(public_url.trim()));
+        match listen {
+            Some(listen) => proxy.insert("listen", toml_edit::value(listen.trim())),
+            None => proxy.remove("listen"),
+        };
+    })?;
+    say!("The proxy route is on. Restart `journal serve` for it to take effect; it will serve at {url}");
+    say!(
+        "through your tunnel, which must forward to http://{} and keep the Host {} (agents sign in; keys work only on this computer's own route).",
+        plan.listen,
+        url.trim_start_matches("https://").trim_end_matches("/mcp")
+    );
+    say!("Agents there sign in with a pairing code: `journal mcp pairing generate --route proxy`.");
+    Ok(())
+}
+
 fn disable(dir: &Path, name: &str) -> anyhow::Result<()> {
     match name {
         LAN => {
@@ -248,10 +290,17 @@ fn disable(dir: &Path, name: &str) -> anyhow::Result<()> {
             say!("The domain route is off from the next start of `journal serve` (restart it now to stop serving).");
             Ok(())
         }
+        PROXY => {
+            config::edit(dir, |doc| {
+                config::section(doc, "proxy").insert("enabled", toml_edit::value(false));
+            })?;
+            say!("The proxy route is off from the next start of `journal serve` (restart it now to stop serving).");
+            Ok(())
+        }
         LOCAL => bail!(
             "the local route cannot be turned off: it is how the owner's own tools and the owner app reach the journal"
         ),
-        other => bail!("unknown route \"{other}\": the routes that can be turned off are lan and domain"),
+        other => bail!("unknown route \"{other}\": the routes that can be turned off are lan, domain and proxy"),
     }
 }
 
@@ -283,7 +332,38 @@ async fn list(dir: &Path, db: &crate::db::Pool) -> anyhow::Result<()> {
     for line in domain_lines(domain.as_ref(), recorded.as_ref(), unix_now()) {
         say!("{line}");
     }
+    let proxy = config::proxy_plan(&settings)?;
+    let recorded = status::read(db, PROXY).await?;
+    for line in proxy_lines(proxy.as_ref(), recorded.as_ref(), unix_now()) {
+        say!("{line}");
+    }
     Ok(())
+}
+
+/// The proxy route's lines of `route list`.
+fn proxy_lines(plan: Option<&ProxyPlan>, recorded: Option<&RouteStatus>, now: i64) -> Vec<String> {
+    let pad = "             ";
+    let Some(plan) = plan else {
+        return vec!["proxy   off  turn it on with `journal route enable proxy --public-url URL`".to_string()];
+    };
+    let mut lines = vec![format!("proxy   on   {}", crate::proxy::route(plan).mcp_url())];
+    match recorded.filter(|r| r.serving) {
+        Some(serving) => {
+            lines.push(format!(
+                "{pad}serving on http://{} for the tunnel as of {}",
+                plan.listen,
+                format_timestamp(serving.updated_at)
+            ));
+            lines.extend(serving_lines(serving, now));
+        }
+        None => lines.push(format!(
+            "{pad}not serving: start `journal serve` (the tunnel forwards to http://{})",
+            plan.listen
+        )),
+    }
+    lines.push(format!("{pad}sign-ins only; the certificate is the tunnel's"));
+    lines.push(last_error_line(recorded));
+    lines
 }
 
 /// What a serving route's record adds: whether it is stale, and its certificate.
@@ -385,6 +465,44 @@ fn lan_lines(plan: Option<LanPlan>, recorded: Option<&RouteStatus>, now: i64) ->
 mod tests {
     use super::*;
     use crate::routes::status::Certificate;
+
+    #[test]
+    fn proxy_lines_say_where_the_tunnel_forwards() {
+        assert_eq!(
+            proxy_lines(None, None, 0),
+            ["proxy   off  turn it on with `journal route enable proxy --public-url URL`"]
+        );
+        let plan = ProxyPlan {
+            hostname: "journal.tail1234.ts.net".into(),
+            public_port: 443,
+            listen: "127.0.0.1:7661".parse().unwrap(),
+        };
+        let idle = proxy_lines(Some(&plan), None, 0).join("\n");
+        assert!(
+            idle.starts_with("proxy   on   https://journal.tail1234.ts.net/mcp\n"),
+            "{idle}"
+        );
+        assert!(idle.contains("not serving: start `journal serve` (the tunnel forwards to http://127.0.0.1:7661)"));
+        let serving = RouteStatus {
+            route: "proxy".into(),
+            serving: true,
+            addresses: vec!["127.0.0.1:7661".into()],
+            certificate: None,
+            error: None,
+            updated_at: 1_700_000_000,
+        };
+        let text = proxy_lines(Some(&plan), Some(&serving), 1_700_000_030).join("\n");
+        assert!(
+            text.contains("serving on http://127.0.0.1:7661 for the tunnel as of 2023-11-14T22:13:20Z"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("still running") && !text.contains("certificate:"),
+            "{text}"
+        );
+        let stale = proxy_lines(Some(&plan), Some(&serving), 1_700_000_400).join("\n");
+        assert!(stale.contains("is `journal serve` still running?"), "{stale}");
+    }
 
     #[test]
     fn lan_lines_say_what_the_route_does() {

@@ -43,6 +43,7 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
     let addr = config::local_addr(args.local_addr.as_deref(), &settings)?;
     let lan = config::lan_plan(&settings)?;
     let domain = config::domain_plan(&settings)?;
+    let proxy = config::proxy_plan(&settings)?;
     let journal = if first_demo {
         let options = demo::DemoOptions {
             days: 14,
@@ -64,6 +65,7 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
     let options = crate::server::Options {
         lan,
         domain: domain.clone(),
+        proxy: proxy.clone(),
         ..Default::default()
     };
     let running = match crate::server::start_with(journal.clone(), addr, options).await {
@@ -74,6 +76,11 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
         Err(error @ StartError::Lan(_)) => {
             bail!("{error}; fix it, or turn the route off with `journal route disable lan`")
         }
+        Err(error @ StartError::Proxy { .. }) => {
+            bail!(
+                "{error} (is something else listening there? pick another port with `journal route enable proxy --listen`, or turn the route off with `journal route disable proxy`)"
+            )
+        }
         Err(error) => bail!("{error}; fix it, or turn the route off with `journal route disable domain`"),
     };
     let url = format!("http://{}/mcp", running.local_addr);
@@ -82,6 +89,13 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
     let _listed = super::served::register(journal.root(), &url);
     if lan.is_some() {
         print_lan(&running);
+    }
+    if let Some(plan) = &proxy {
+        say!(
+            "the proxy route serves at {} through your tunnel, which forwards to http://{}",
+            crate::proxy::route(plan).mcp_url(),
+            plan.listen
+        );
     }
     signals.forward_hangups(&running);
     // The domain route's first check may order a certificate (a minute or two): its outcome is

@@ -1,6 +1,6 @@
-//! The two layers every route puts around its endpoints: the route's guard (Host and Origin rules,
-//! which answer a refusal or let the request through) and the CORS headers of the endpoints that
-//! browser-based clients call.
+//! The layers routes put around their endpoints: the route's guard (Host and Origin rules, which
+//! answer a refusal or let the request through), the CORS headers of the endpoints that
+//! browser-based clients call, and on the proxy route the client's address as the tunnel reported it.
 //!
 //! Written as tower layers rather than axum's `middleware::from_fn` and `map_response`, which box
 //! the rest of the router and their own future for every request: on a `ping` those allocations
@@ -16,6 +16,8 @@ use futures_util::FutureExt;
 use futures_util::future::{Either, Map, Ready, ready};
 use tower_layer::Layer;
 use tower_service::Service;
+
+use crate::context::Forwarded;
 
 /// Lets through the requests `check` finds nothing to refuse in, and answers the others with the
 /// refusal it returns. Every route's guard first refuses a request with more than one `Host`
@@ -59,6 +61,48 @@ where
             Some(refusal) => Either::Left(ready(Ok(refusal))),
             None => Either::Right(self.inner.call(request)),
         }
+    }
+}
+
+/// Puts on each request the client's address as a forwarder on loopback reported it
+/// (`context::Forwarded`), for the per-source quotas: the proxy route's requests all come from
+/// the owner's tunnel.
+#[derive(Clone, Copy)]
+pub struct TrustForwarder;
+
+impl<S> Layer<S> for TrustForwarder {
+    type Service = Forwarding<S>;
+
+    fn layer(&self, inner: S) -> Forwarding<S> {
+        Forwarding(inner)
+    }
+}
+
+/// A service behind [`TrustForwarder`].
+#[derive(Clone)]
+pub struct Forwarding<S>(S);
+
+impl<S> Service<Request> for Forwarding<S>
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = S::Future;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: Request) -> Self::Future {
+        let peer = request
+            .extensions()
+            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+            .map(|info| info.0.ip());
+        if let Some(forwarded) = peer.and_then(|peer| Forwarded::of(peer, request.headers())) {
+            request.extensions_mut().insert(forwarded);
+        }
+        self.0.call(request)
     }
 }
 

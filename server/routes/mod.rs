@@ -2,13 +2,15 @@
 //! endpoints (`endpoints`: MCP, discovery, registration, consent, tokens) behind its own guard, the
 //! Host and Origin rules of `context::host`: `local` (loopback, plain HTTP, keys and sign-ins, and
 //! the owner app), `lan` (the owner's private network or VPN, HTTPS from the journal's own CA,
-//! sign-ins only) and `domain` (the owner's hostname, HTTPS from an ACME CA, sign-ins only). This
+//! sign-ins only), `domain` (the owner's hostname, HTTPS from an ACME CA, sign-ins only) and
+//! `proxy` (behind the owner's tunnel, which terminates TLS; sign-ins only). This
 //! is the one module that knows every feature's handlers; none of them imports it.
 
 pub mod domain;
 pub mod lan;
 pub mod layers;
 pub mod local;
+pub mod proxy;
 pub mod status;
 
 use std::sync::Arc;

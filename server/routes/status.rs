@@ -35,7 +35,7 @@ pub async fn record_serving(
     pool: &Pool,
     route: &str,
     addresses: &[SocketAddr],
-    certificate: &Certificate,
+    certificate: Option<&Certificate>,
     now: i64,
 ) -> Result<(), sqlx::Error> {
     let addresses: Vec<String> = addresses.iter().map(ToString::to_string).collect();
@@ -47,9 +47,9 @@ pub async fn record_serving(
     )
     .bind(route)
     .bind(addresses.join(" "))
-    .bind(&certificate.issuer)
-    .bind(certificate.not_after)
-    .bind(&certificate.fingerprint)
+    .bind(certificate.map(|c| &c.issuer))
+    .bind(certificate.map(|c| c.not_after))
+    .bind(certificate.map(|c| &c.fingerprint))
     .bind(now)
     .execute(pool)
     .await?;
@@ -116,7 +116,7 @@ impl Recorder {
         }
         let mut recorded = Ok(());
         if let Some((addresses, certificate)) = serving {
-            recorded = record_serving(pool, route, addresses, certificate, now).await;
+            recorded = record_serving(pool, route, addresses, Some(certificate), now).await;
         }
         if let Some(problem) = &problem {
             recorded = recorded.and(record_error(pool, route, problem, serving.is_some(), now).await);
@@ -215,6 +215,8 @@ pub struct DomainView {
 pub struct Board {
     lan: RwLock<Option<LanView>>,
     domain: RwLock<Option<DomainView>>,
+    /// The proxy route's MCP URL (the tunnel's), when this server serves it.
+    proxy: RwLock<Option<String>>,
     /// Counts requests to check now; a watch, so a request made while a route is busy checking
     /// is seen when it is done (a `Notify` would drop it).
     recheck: tokio::sync::watch::Sender<u64>,
@@ -225,6 +227,7 @@ impl Default for Board {
         Board {
             lan: RwLock::default(),
             domain: RwLock::default(),
+            proxy: RwLock::default(),
             recheck: tokio::sync::watch::channel(0).0,
         }
     }
@@ -261,6 +264,18 @@ impl Board {
     pub fn set_domain(&self, view: Option<DomainView>) {
         *self.domain.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = view;
     }
+
+    /// The proxy route's MCP URL, when this server serves it.
+    pub fn proxy(&self) -> Option<String> {
+        self.proxy
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    pub fn set_proxy(&self, mcp_url: Option<String>) {
+        *self.proxy.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = mcp_url;
+    }
 }
 
 #[cfg(test)]
@@ -284,7 +299,7 @@ mod tests {
             fingerprint: "AB:CD".into(),
         };
         let addresses: Vec<SocketAddr> = vec!["10.0.0.2:7660".parse().unwrap(), "[fd00::2]:7660".parse().unwrap()];
-        record_serving(&pool, "lan", &addresses, &certificate, 200)
+        record_serving(&pool, "lan", &addresses, Some(&certificate), 200)
             .await
             .unwrap();
         let serving = read(&pool, "lan").await.unwrap().unwrap();

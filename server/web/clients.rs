@@ -18,7 +18,7 @@ pub struct ClientSetup {
 /// Whether a route is reachable from the internet (clients that run in someone's cloud, such as
 /// Claude on the web and ChatGPT, connect from there).
 fn public(route: &str) -> bool {
-    matches!(route, "domain" | "relay")
+    matches!(route, "domain" | "relay" | "proxy")
 }
 
 /// The clients, in the order the page lists them, for a route and its MCP address. The lines were
@@ -26,9 +26,9 @@ fn public(route: &str) -> bool {
 /// `tests/clients/`; README.md and docs/oauth.md show the same lines (`tests/it/app_pages.rs` checks).
 pub fn for_route(route: &str, address: &str) -> Vec<ClientSetup> {
     let hosted = (!public(route)).then_some(if route == "lan" {
-        "It connects from the internet, so it needs your own-domain route; this route answers only on your own network."
+        "It connects from the internet, so it needs a route the internet reaches (your own domain or your tunnel); this route answers only on your own network."
     } else {
-        "It connects from the internet, so it needs your own-domain route; this route answers only on this computer."
+        "It connects from the internet, so it needs a route the internet reaches (your own domain or your tunnel); this route answers only on this computer."
     });
     vec![
         ClientSetup {

@@ -34,7 +34,7 @@ pub struct RouteChoice {
 }
 
 /// The routes in the order the page lists them, as this server serves them.
-fn route_choices(lan: Option<&LanView>, domain: Option<&DomainView>) -> Vec<RouteChoice> {
+fn route_choices(lan: Option<&LanView>, domain: Option<&DomainView>, proxy: Option<&str>) -> Vec<RouteChoice> {
     let domain_description = match domain {
         None => "HTTPS with a certificate from Let's Encrypt; Claude on the web and ChatGPT need it. Off: turn it on with `journal route enable domain --hostname H`.".into(),
         Some(domain) if !domain.serving => format!(
@@ -68,6 +68,15 @@ fn route_choices(lan: Option<&LanView>, domain: Option<&DomainView>) -> Vec<Rout
             title: "Anywhere, at your own domain",
             description: domain_description,
             ready: domain.is_some_and(|domain| domain.serving),
+        },
+        RouteChoice {
+            name: context::PROXY,
+            title: "Anywhere, through your tunnel",
+            description: match proxy {
+                None => "Behind Tailscale Funnel, Cloudflare Tunnel or a reverse proxy you run, which holds the certificate. Off: turn it on with `journal route enable proxy --public-url URL`.".into(),
+                Some(url) => format!("For agents anywhere, through your tunnel: {url}."),
+            },
+            ready: proxy.is_some(),
         },
     ]
 }
@@ -111,6 +120,11 @@ fn chosen(state: &AppState, owner: &Owner, name: &str) -> Option<Chosen> {
                 addresses: vec![domain.mcp_url],
                 ca_fingerprint: None,
             }),
+        context::PROXY => state.routes.proxy().map(|url| Chosen {
+            name: context::PROXY,
+            addresses: vec![url],
+            ca_fingerprint: None,
+        }),
         _ => None,
     }
 }
@@ -156,8 +170,8 @@ pub async fn show(State(state): State<AppState>, owner: Owner, RawQuery(query): 
     let route = match chosen(&state, &owner, name) {
         Some(route) => route,
         None => {
-            let (lan, domain) = (state.routes.lan(), state.routes.domain());
-            let Some(choice) = route_choices(lan.as_ref(), domain.as_ref())
+            let (lan, domain, proxy) = (state.routes.lan(), state.routes.domain(), state.routes.proxy());
+            let Some(choice) = route_choices(lan.as_ref(), domain.as_ref(), proxy.as_deref())
                 .into_iter()
                 .find(|c| c.name == name)
             else {
@@ -253,7 +267,11 @@ async fn gather(
         csrf: owner.csrf.clone(),
         base: owner.base.clone(),
         section: "connect",
-        routes: route_choices(state.routes.lan().as_ref(), state.routes.domain().as_ref()),
+        routes: route_choices(
+            state.routes.lan().as_ref(),
+            state.routes.domain().as_ref(),
+            state.routes.proxy().as_deref(),
+        ),
         route: route.name,
         clients: clients::for_route(route.name, &address),
         address,

@@ -347,7 +347,7 @@ async fn the_connect_page_offers_the_domain_route_only_while_it_serves() {
         html.contains("Settings → Connectors → Add custom connector, with the URL https://journal.example.org/mcp")
     );
     assert!(
-        !html.contains("needs your own-domain route"),
+        !html.contains("needs a route the internet reaches"),
         "hosted clients can use this route"
     );
     let made = submit(&server, &owner, "/app/connect/code", "route=domain").await;
@@ -498,4 +498,195 @@ async fn codes_and_refresh_tokens_are_redeemed_only_on_their_own_route() {
         StatusCode::OK,
         "the refresh token still works on its route"
     );
+}
+
+/// A port nothing listens on now (the proxy route's listener is given a fixed port, as a tunnel needs).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[tokio::test]
+async fn the_proxy_route_answers_its_public_name_counts_the_forwarded_client_and_refuses_keys() {
+    let listen: std::net::SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let plan = journal::config::ProxyPlan {
+        hostname: "journal.tail1234.ts.net".into(),
+        public_port: 443,
+        listen,
+    };
+    let server = TestServer::start_with(journal::server::Options {
+        proxy: Some(plan),
+        ..Default::default()
+    })
+    .await;
+    let key = server.key("script", &["transcripts"], None).await;
+    let at = |path: &str| Client::new(&format!("http://{listen}{path}"), None);
+    const HOST: (&str, &str) = ("host", "journal.tail1234.ts.net");
+
+    // Discovery names the tunnel's URL, the one agents reach.
+    let metadata = at("/.well-known/oauth-authorization-server")
+        .raw(Method::GET, &[HOST], "")
+        .await;
+    assert_eq!(metadata.status, StatusCode::OK);
+    assert_eq!(metadata.json()["issuer"], "https://journal.tail1234.ts.net");
+    let resource = at("/.well-known/oauth-protected-resource/mcp")
+        .raw(Method::GET, &[HOST], "")
+        .await;
+    assert_eq!(resource.json()["resource"], "https://journal.tail1234.ts.net/mcp");
+
+    // Any other Host is refused: the listener's own address, another name.
+    for host in [
+        listen.to_string(),
+        "journal.tail1234.ts.net.evil.example".into(),
+        "localhost".into(),
+    ] {
+        let refused = at("/.well-known/oauth-authorization-server")
+            .raw(Method::GET, &[("host", host.as_str())], "")
+            .await;
+        assert_eq!(refused.status, StatusCode::FORBIDDEN, "{host}");
+        assert_eq!(refused.json()["error"], "host_not_allowed");
+    }
+
+    // Keys are for the owner's own computer: refused here, with the sign-in to use instead.
+    let bearer = format!("Bearer {key}");
+    let keyed = at("/mcp")
+        .raw(
+            Method::POST,
+            &[
+                HOST,
+                ("authorization", bearer.as_str()),
+                ("content-type", "application/json"),
+                ("accept", "application/json, text/event-stream"),
+            ],
+            initialize(),
+        )
+        .await;
+    assert_eq!(keyed.status, StatusCode::UNAUTHORIZED);
+    assert!(
+        keyed
+            .header("www-authenticate")
+            .unwrap()
+            .contains("resource_metadata=\"https://journal.tail1234.ts.net/.well-known/oauth-protected-resource\""),
+        "{:?}",
+        keyed.headers
+    );
+
+    // Sign-in opened on the local route stays closed here.
+    store::open_code(&server.journal.db, "local", unix_now()).await.unwrap();
+    let closed = at("/register")
+        .raw(
+            Method::POST,
+            &[HOST, ("content-type", "application/json")],
+            json!({"client_name": "Agent", "redirect_uris": ["http://127.0.0.1/callback"]}).to_string(),
+        )
+        .await;
+    assert_eq!(closed.status, StatusCode::FORBIDDEN, "{:?}", closed.body);
+
+    // The per-source quotas count the client the tunnel names (its last entry), an IPv6 client by its /64.
+    let db = server.journal.db.clone();
+    let register = |forwarded: &'static str| {
+        let db = db.clone();
+        async move {
+            let reply = at("/register")
+                .raw(
+                    Method::POST,
+                    &[
+                        HOST,
+                        ("content-type", "application/json"),
+                        ("x-forwarded-for", forwarded),
+                    ],
+                    json!({"client_name": "Agent", "redirect_uris": ["http://127.0.0.1/callback"]}).to_string(),
+                )
+                .await;
+            assert_eq!(reply.status, StatusCode::CREATED, "{forwarded}: {:?}", reply.body);
+            let id = reply.json()["client_id"].as_str().unwrap().to_string();
+            sqlx::query_scalar::<_, String>("SELECT source FROM oauth_clients WHERE client_id = ?")
+                .bind(id)
+                .fetch_one(&db)
+                .await
+                .unwrap()
+        }
+    };
+    store::open_code(&server.journal.db, "proxy", unix_now()).await.unwrap();
+    assert_eq!(register("203.0.113.66").await, "203.0.113.66");
+    assert_eq!(
+        register("10.9.9.9, 198.51.100.7").await,
+        "198.51.100.7",
+        "what the client wrote is not believed"
+    );
+    assert_eq!(register("2001:db8:1:2:aaaa::1").await, "2001:db8:1:2::");
+
+    // The route records that it serves, for `journal route list` in another process.
+    let recorded = journal::routes::status::read(&server.journal.db, "proxy")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(recorded.serving);
+    assert_eq!(recorded.addresses, [listen.to_string()]);
+    assert_eq!(
+        server.state().routes.proxy().as_deref(),
+        Some("https://journal.tail1234.ts.net/mcp")
+    );
+}
+
+#[test]
+fn the_proxy_route_is_turned_on_with_a_public_https_url_and_off_again() {
+    use crate::cli::{fails, ok};
+
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("journal.toml");
+    assert!(
+        ok(dir.path(), &["route", "list"])
+            .contains("proxy   off  turn it on with `journal route enable proxy --public-url URL`")
+    );
+    let off = fails(dir.path(), &["mcp", "pairing", "generate", "--route", "proxy"]);
+    assert!(off.contains("the proxy route is off"), "{off}");
+    for (args, says) in [
+        (vec!["--public-url", "http://journal.example.org"], "must be https"),
+        (vec!["--public-url", "https://journal.example.org/mcp"], "no path"),
+        (vec!["--public-url", "https://198.51.100.7"], "not an IP address"),
+        (
+            vec![
+                "--public-url",
+                "https://journal.example.org",
+                "--listen",
+                "0.0.0.0:7661",
+            ],
+            "not a loopback address",
+        ),
+    ] {
+        let error = fails(dir.path(), &[&["route", "enable", "proxy"], args.as_slice()].concat());
+        assert!(error.contains(says), "{args:?}: {error}");
+        assert!(!error.trim_end().contains('\n'), "one line: {error}");
+        assert!(!toml.exists(), "a refused command writes nothing");
+    }
+    let enabled = ok(
+        dir.path(),
+        &[
+            "route",
+            "enable",
+            "proxy",
+            "--public-url",
+            "https://Journal.tail1234.ts.net",
+        ],
+    );
+    assert!(enabled.contains("https://journal.tail1234.ts.net/mcp"), "{enabled}");
+    assert!(enabled.contains("forward to http://127.0.0.1:7661"), "{enabled}");
+    assert_eq!(
+        std::fs::read_to_string(&toml).unwrap(),
+        "[proxy]\nenabled = true\npublic_url = \"https://Journal.tail1234.ts.net\"\n"
+    );
+    let listed = ok(dir.path(), &["route", "list"]);
+    assert!(
+        listed.contains("proxy   on   https://journal.tail1234.ts.net/mcp"),
+        "{listed}"
+    );
+    assert!(listed.contains("not serving: start `journal serve`"), "{listed}");
+    let code = ok(dir.path(), &["mcp", "pairing", "generate", "--route", "proxy"]);
+    assert!(code.contains("on the proxy route"), "{code}");
+    ok(dir.path(), &["route", "disable", "proxy"]);
+    assert!(ok(dir.path(), &["route", "list"]).contains("proxy   off"));
 }

@@ -10,7 +10,6 @@ names another account stops the route. Pebble itself does not check CAA; the rou
 """
 
 import asyncio
-import datetime
 import json
 import os
 import re
@@ -24,66 +23,17 @@ import time
 
 import httpx
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from journal_helpers import JOURNAL, MemoryStorage, demo_journal, run, sign_in_and_search
+from local_tls import free_port, to_loopback, wait_for_port, write_tls
 
 HOST = "journal.test"
 CAA_IDENTITY = "pebble.test"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def write_pebble_tls(folder):
     """A CA and a leaf for 127.0.0.1 and localhost: Pebble's HTTPS certificate, which rustls accepts."""
-    now = datetime.datetime.now(datetime.timezone.utc)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "pebble test CA")])
-    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-          .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
-          .not_valid_after(now + datetime.timedelta(days=2))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-          .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False,
-                                       key_encipherment=False, data_encipherment=False, key_agreement=False,
-                                       encipher_only=False, decipher_only=False), critical=True)
-          .sign(ca_key, hashes.SHA256()))
-    key = ec.generate_private_key(ec.SECP256R1())
-    import ipaddress
-    leaf = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
-            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(hours=1)).not_valid_after(now + datetime.timedelta(days=2))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
-                                                        x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-            .sign(ca_key, hashes.SHA256()))
-    paths = {name: os.path.join(folder, f"{name}.pem") for name in ("ca", "cert", "key")}
-    with open(paths["ca"], "wb") as f:
-        f.write(ca.public_bytes(serialization.Encoding.PEM))
-    with open(paths["cert"], "wb") as f:
-        f.write(leaf.public_bytes(serialization.Encoding.PEM))
-    with open(paths["key"], "wb") as f:
-        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                  serialization.NoEncryption()))
-    return paths
-
-
-def wait_for_port(port, seconds=10):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise AssertionError(f"nothing listens on {port}")
+    return write_tls(folder, ["localhost"], ["127.0.0.1"])
 
 
 class Challtestsrv:
@@ -152,16 +102,6 @@ def enable(acme, journal_dir):
          "--acme-root", acme["tls_ca"], "--resolver", f"127.0.0.1:{acme['ports']['dns']}",
          "--caa-identity", CAA_IDENTITY, "--email", "owner@example.org"],
         capture_output=True, text=True)
-
-
-class ToLoopback(httpx.AsyncHTTPTransport):
-    """Reaches the test hostname at 127.0.0.1, with its name in SNI and Host (as DNS would)."""
-
-    async def handle_async_request(self, request):
-        if request.url.host == HOST:
-            request.extensions = {**request.extensions, "sni_hostname": HOST}
-            request.url = request.url.copy_with(host="127.0.0.1")
-        return await super().handle_async_request(request)
 
 
 def trusting_pebble(acme):
@@ -247,7 +187,7 @@ def sign_in_and_call(acme, journal_dir, url):
     async def go():
         pairing_code = run(journal_dir, "mcp", "pairing", "generate", "--route", "domain").strip().splitlines()[-1]
         return await sign_in_and_search(url, pairing_code, ["transcripts"], storage,
-                                        transport_factory=lambda: ToLoopback(verify=trusting_pebble(acme)))
+                                        transport_factory=lambda: to_loopback(HOST, verify=trusting_pebble(acme)))
 
     tools, found = asyncio.run(go())
     assert "search" in tools

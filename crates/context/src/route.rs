@@ -15,18 +15,21 @@ pub const LOCAL: &str = "local";
 pub const LAN: &str = "lan";
 /// The own-domain route's name.
 pub const DOMAIN: &str = "domain";
+/// The name of the route behind the owner's tunnel or reverse proxy.
+pub const PROXY: &str = "proxy";
 
 /// One route, as its handlers need to know it.
 #[derive(Debug, Clone)]
 pub struct Route {
-    /// `local`, `lan` or `domain`: grants, tokens and pairing codes are bound to it.
+    /// `local`, `lan`, `domain` or `proxy`: grants, tokens and pairing codes are bound to it.
     pub name: &'static str,
     /// The port agents use in the route's URLs and Host.
     pub port: u16,
     /// The address the route's listener is bound to (its port is `port`, but on the domain route,
     /// where `port` is the public one).
     pub address: SocketAddr,
-    /// The own-domain route's hostname (the others are reached at their address).
+    /// The hostname of the own-domain route and of the proxy route (the others are reached at their
+    /// address).
     pub hostname: Option<String>,
 }
 
@@ -60,6 +63,22 @@ impl Route {
             address,
             hostname: Some(hostname.to_string()),
         }
+    }
+
+    /// The route behind the owner's tunnel or reverse proxy, which agents reach at
+    /// `https://hostname[:public_port]` and which forwards to the loopback `address`.
+    pub fn proxy(hostname: &str, public_port: u16, address: SocketAddr) -> Route {
+        Route {
+            name: PROXY,
+            port: public_port,
+            address,
+            hostname: Some(hostname.to_string()),
+        }
+    }
+
+    /// Whether anyone on the internet may reach the route: its sources are counted by IPv6 /64.
+    pub fn public(&self) -> bool {
+        self.name == DOMAIN || self.name == PROXY
     }
 
     fn secure(&self) -> bool {
@@ -155,5 +174,11 @@ mod tests {
         assert!(!domain.accepts_keys());
         let test_port = Route::domain("journal.test", 5001, "127.0.0.1:5001".parse().unwrap());
         assert_eq!(test_port.mcp_url(), "https://journal.test:5001/mcp");
+        // Behind a tunnel: served in plain HTTP on loopback, named by the tunnel's HTTPS URL.
+        let proxy = Route::proxy("journal.tail1234.ts.net", 443, "127.0.0.1:7661".parse().unwrap());
+        assert_eq!(proxy.mcp_url(), "https://journal.tail1234.ts.net/mcp");
+        assert_eq!(proxy.origin(&HeaderMap::new()), "https://journal.tail1234.ts.net");
+        assert!(!proxy.accepts_keys(), "keys are for the owner's own computer");
+        assert!(proxy.public() && domain.public() && !lan.public() && !local.public());
     }
 }

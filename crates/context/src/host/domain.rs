@@ -4,6 +4,9 @@
 //! port when it is not 443) and serves the same endpoints as every route, without the owner app and
 //! without keys: agents here sign in.
 //!
+//! The proxy route, behind the owner's tunnel, answers under the tunnel's public name by the same
+//! rules (its route carries that name and the public port).
+//!
 //! Browser-based clients call the route from their own pages (CORS), so the Origin is not restricted
 //! for the API: a bearer token, never a cookie, is what authorizes a call there. The consent form
 //! (`POST /authorize`) is the exception: it must come from this route's own page, since a form

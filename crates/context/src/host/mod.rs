@@ -1,6 +1,6 @@
 //! Each route's Host and Origin rules, as plain checks of a request's headers: the loopback
-//! route's (`local`), the LAN route's (`lan`) and the own-domain route's (`domain`), and the
-//! refusals they answer with. `routes/` puts each in front of its route's router.
+//! route's (`local`), the LAN route's (`lan`) and the own-domain route's (`domain`, which the proxy
+//! route shares with its tunnel's name), and the refusals they answer with. `routes/` puts each in front of its route's router.
 
 pub mod domain;
 pub mod lan;
