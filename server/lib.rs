@@ -46,6 +46,7 @@ pub mod listener;
 pub mod oauth;
 pub mod page;
 pub mod proxy;
+pub mod relay;
 pub mod routes;
 pub mod server;
 pub mod tls;

@@ -28,6 +28,7 @@ mod notes;
 mod oauth;
 mod permission;
 mod proposals;
+mod relay;
 mod route;
 mod serve;
 mod served;
@@ -89,6 +90,9 @@ pub enum Command {
     /// The ways of reaching the journal: list them, turn the LAN and own-domain routes on or off, the LAN route's certificate authority.
     #[command(subcommand)]
     Route(route::RouteCommand),
+    /// Run a relay on a server of your own, for journals behind NAT: serve it, enrol journals.
+    #[command(subcommand)]
+    Relay(relay::RelayCommand),
 }
 
 /// Runs the command line and maps the outcome to an exit status.
@@ -97,7 +101,10 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => return usage_error(error),
     };
-    let verbose = matches!(cli.command, Command::Serve(_));
+    let verbose = matches!(
+        cli.command,
+        Command::Serve(_) | Command::Relay(relay::RelayCommand::Serve(_))
+    );
     init_tracing(verbose);
     crate::alloc::configure();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
@@ -152,6 +159,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Mcp(command) => mcp::run(&dir()?, command).await,
         Command::App(args) => app::run(&dir()?, args).await,
         Command::Route(command) => route::run(&dir()?, command).await,
+        Command::Relay(command) => relay::run(command).await,
     }
 }
 

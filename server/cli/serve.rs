@@ -246,7 +246,7 @@ async fn print_demo_sign_in(journal: &Journal, url: &str, me: &str) -> anyhow::R
 /// The signals `serve` answers, installed at once: SIGINT and SIGTERM stop the server; SIGHUP makes
 /// the routes check their addresses, DNS and certificates now (after the owner changed a DNS record,
 /// say) instead of at their next check, and never ends the process.
-struct Signals {
+pub(super) struct Signals {
     #[cfg(unix)]
     interrupt: tokio::signal::unix::Signal,
     #[cfg(unix)]
@@ -256,7 +256,7 @@ struct Signals {
 }
 
 impl Signals {
-    fn install() -> anyhow::Result<Signals> {
+    pub(super) fn install() -> anyhow::Result<Signals> {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{SignalKind, signal};
@@ -288,7 +288,7 @@ impl Signals {
     }
 
     /// Waits for SIGINT or SIGTERM.
-    async fn stop(&mut self) {
+    pub(super) async fn stop(&mut self) {
         #[cfg(unix)]
         tokio::select! {
             _ = self.interrupt.recv() => {}

@@ -57,9 +57,14 @@ impl ConnectionLimiter {
 
     /// The own-domain route's limits.
     pub fn public() -> ConnectionLimiter {
+        ConnectionLimiter::new_public(MAX_PUBLIC_CONNECTIONS, MAX_PER_SOURCE)
+    }
+
+    /// Limits for a listener the internet reaches, where an IPv6 source is its /64.
+    pub fn new_public(total: usize, per_source: usize) -> ConnectionLimiter {
         ConnectionLimiter {
             by_prefix: true,
-            ..ConnectionLimiter::new(MAX_PUBLIC_CONNECTIONS, MAX_PER_SOURCE)
+            ..ConnectionLimiter::new(total, per_source)
         }
     }
 

@@ -23,6 +23,7 @@ mod oauth;
 mod prompts_resources;
 mod properties;
 mod proposals;
+mod relay;
 mod routes;
 mod sdk_rust;
 mod sessions;
