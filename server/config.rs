@@ -29,6 +29,8 @@ pub struct FileSettings {
     pub domain: DomainSettings,
     #[serde(default)]
     pub proxy: ProxySettings,
+    #[serde(default)]
+    pub relay: RelaySettings,
     /// `[notes]`: where the owner's vault is (read by `journal::notes::location`).
     #[serde(default)]
     pub notes: crate::journal::notes::NotesSettings,
@@ -78,6 +80,48 @@ pub struct ProxyPlan {
     /// The port in the public URL (443 unless it names another).
     pub public_port: u16,
     pub listen: SocketAddr,
+}
+
+/// `[relay]`: the route through a relay the owner runs (`journal relay serve` on a server); off
+/// unless enabled.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RelaySettings {
+    #[serde(default)]
+    pub enabled: bool,
+    /// The relay's own hostname, with its port when not 443.
+    pub relay: Option<String>,
+    /// This journal's name there: agents reach it at `NAME.<relay host>`.
+    pub name: Option<String>,
+    /// Where to reach the relay instead of asking DNS (IP:PORT).
+    pub address: Option<String>,
+    /// A PEM file of a CA to trust for the relay's own certificate.
+    pub relay_root: Option<PathBuf>,
+    pub acme_directory: Option<String>,
+    pub email: Option<String>,
+    pub acme_root: Option<PathBuf>,
+    pub caa_identity: Option<String>,
+}
+
+/// The relay route's checked settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RelayRoutePlan {
+    pub relay_host: String,
+    pub relay_port: u16,
+    pub name: String,
+    pub address: Option<SocketAddr>,
+    pub relay_root: Option<PathBuf>,
+    pub directory: String,
+    pub email: Option<String>,
+    pub acme_root: Option<PathBuf>,
+    pub caa_identity: Option<String>,
+}
+
+impl RelayRoutePlan {
+    /// The name agents use: `NAME.<relay host>`.
+    pub fn hostname(&self) -> String {
+        format!("{}.{}", self.name, self.relay_host)
+    }
 }
 
 /// The default address the proxy route listens on, for the tunnel to forward to.
@@ -285,6 +329,49 @@ pub fn proxy_plan(file: &FileSettings) -> Result<Option<ProxyPlan>, ConfigError>
     }))
 }
 
+/// The relay route's plan when it is enabled, checked.
+pub fn relay_plan(file: &FileSettings) -> Result<Option<RelayRoutePlan>, ConfigError> {
+    let relay = &file.relay;
+    if !relay.enabled {
+        return Ok(None);
+    }
+    let text = relay
+        .relay
+        .as_deref()
+        .ok_or_else(|| ConfigError::Invalid("the relay route is enabled without a relay: set [relay] relay".into()))?;
+    let (host, port) = match text.trim().rsplit_once(':') {
+        Some((host, port)) if !host.contains(':') => {
+            let port: u16 = port.parse().ok().filter(|p| *p != 0).ok_or_else(|| {
+                ConfigError::Invalid(format!("relay \"{text}\": the port is not a number from 1 to 65535"))
+            })?;
+            (host, port)
+        }
+        _ => (text.trim(), 443),
+    };
+    let name = relay
+        .name
+        .as_deref()
+        .ok_or_else(|| ConfigError::Invalid("the relay route is enabled without a name: set [relay] name".into()))?;
+    let name = crate::relay::enrolments::name_of(name).map_err(|e| ConfigError::Invalid(e.to_string()))?;
+    let address = match relay.address.as_deref() {
+        None => None,
+        Some(text) => Some(text.trim().parse::<SocketAddr>().map_err(|_| {
+            ConfigError::Invalid(format!("relay address \"{text}\" is not IP:PORT, like 203.0.113.7:443"))
+        })?),
+    };
+    Ok(Some(RelayRoutePlan {
+        relay_host: hostname_of(host)?,
+        relay_port: port,
+        name,
+        address,
+        relay_root: relay.relay_root.clone(),
+        directory: acme_directory(relay.acme_directory.as_deref())?,
+        email: relay.email.as_deref().map(email).transpose()?,
+        acme_root: relay.acme_root.clone(),
+        caa_identity: relay.caa_identity.as_deref().map(hostname_of).transpose()?,
+    }))
+}
+
 /// The public URL of a tunnel: `https://` and a hostname, perhaps a port, nothing else (the
 /// journal serves at the root of its name: `/mcp` and the discovery documents beside it).
 pub fn public_url(text: &str) -> Result<(String, u16), ConfigError> {
@@ -421,6 +508,7 @@ pub fn edit(journal: &Path, change: impl FnOnce(&mut toml_edit::DocumentMut)) ->
     lan_plan(&settings)?;
     domain_plan(&settings)?;
     proxy_plan(&settings)?;
+    relay_plan(&settings)?;
     fsio::write_atomic(&path, edited.as_bytes()).map_err(|e| file_error(e.to_string()))
 }
 
@@ -629,6 +717,60 @@ mod tests {
             assert!(error.contains(says), "{text}: {error}");
         }
         assert!(toml::from_str::<FileSettings>("[proxy]\nport = 1\n").is_err());
+    }
+
+    #[test]
+    fn relay_plans() {
+        let plan = |text: &str| relay_plan(&toml::from_str::<FileSettings>(text).unwrap());
+        assert_eq!(
+            plan("[relay]\nrelay = \"relay.example.org\"\n").unwrap(),
+            None,
+            "off unless enabled"
+        );
+        let on = plan("[relay]\nenabled = true\nrelay = \"Relay.Example.org\"\nname = \"Alice\"\n")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (on.relay_host.as_str(), on.relay_port, on.name.as_str()),
+            ("relay.example.org", 443, "alice")
+        );
+        assert_eq!(on.hostname(), "alice.relay.example.org");
+        assert_eq!(on.directory, crate::domain::acme::LETS_ENCRYPT);
+        let port =
+            plan("[relay]\nenabled = true\nrelay = \"relay.test:8443\"\nname = \"a\"\naddress = \"127.0.0.1:8443\"\n")
+                .unwrap()
+                .unwrap();
+        assert_eq!(
+            (port.relay_port, port.address),
+            (8443, Some("127.0.0.1:8443".parse().unwrap()))
+        );
+        for (text, says) in [
+            ("[relay]\nenabled = true\nname = \"a\"\n", "without a relay"),
+            ("[relay]\nenabled = true\nrelay = \"relay.test\"\n", "without a name"),
+            (
+                "[relay]\nenabled = true\nrelay = \"relay.test:0\"\nname = \"a\"\n",
+                "not a number",
+            ),
+            (
+                "[relay]\nenabled = true\nrelay = \"relay.test:x\"\nname = \"a\"\n",
+                "not a number",
+            ),
+            (
+                "[relay]\nenabled = true\nrelay = \"10.0.0.1\"\nname = \"a\"\n",
+                "IP address",
+            ),
+            (
+                "[relay]\nenabled = true\nrelay = \"relay.test\"\nname = \"a.b\"\n",
+                "letters, digits",
+            ),
+            (
+                "[relay]\nenabled = true\nrelay = \"relay.test\"\nname = \"a\"\naddress = \"relay.test\"\n",
+                "not IP:PORT",
+            ),
+        ] {
+            let error = plan(text).unwrap_err().to_string();
+            assert!(error.contains(says), "{text}: {error}");
+        }
     }
 
     #[test]

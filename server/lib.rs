@@ -9,7 +9,7 @@
 //! cli ──► server ──► routes ──► mcp ───► auth, review (journal-access) ──► journal (journal-store)
 //!  │        │           │  └──► oauth ──┤
 //!  │        │           └─────► web ────┘
-//!  │        └──► listener, lan, domain, proxy, tls
+//!  │        └──► listener, lan, domain, proxy, relay, tls
 //!  └── everything above the floors uses `context` (Route, Source, Host rules) and `page`
 //! ```
 //!
@@ -26,9 +26,10 @@
 //!   what each route is doing (`routes::status`).
 //! - `listener`: serving one listener's connections with their limits; `server`: starting the
 //!   listeners, background upkeep, shutdown. `cli`: the commands people type.
-//! - `tls`, `lan`, `domain`, `proxy`: the LAN route's CA and TLS settings, its listeners on this
-//!   computer's private addresses, the own-domain route (DNS and CAA checks, ACME, its
-//!   certificate), and the route behind the owner's tunnel (a loopback listener).
+//! - `tls`, `lan`, `domain`, `proxy`, `relay`: the LAN route's CA and TLS settings, its listeners
+//!   on this computer's private addresses, the own-domain route (DNS and CAA checks, ACME, its
+//!   certificate), the route behind the owner's tunnel (a loopback listener), and the relay the
+//!   owner runs on a server with the journal's route through it.
 //! - Below every feature: `db`, `secret`, `clock`, `fsio` (in journal-store) and `page` (what every
 //!   HTML page and form shares). `mcp` gets connections resolved by `auth::credentials` (checked by
 //!   `tests/it/layers.rs` until MCP is a crate of its own).

@@ -96,9 +96,9 @@ pub(crate) async fn accept_loop(
             }
         };
         let _ = stream.set_nodelay(true);
-        let service = with_peer(router.clone(), peer);
         match &gate {
             Gate::Plain => {
+                let service = with_peer(router.clone(), peer);
                 let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
                 tokio::spawn(async move {
                     // Errors here are a client's doing (a reset, a timeout, a malformed head) and are
@@ -121,20 +121,11 @@ pub(crate) async fn accept_loop(
                     tracing::debug!(%peer, "refused a connection over the connection limits");
                     continue;
                 };
-                let (acceptor, watcher, http) = (acceptor.clone(), graceful.watcher(), http.clone());
+                let (acceptor, watcher) = (acceptor.clone(), graceful.watcher());
+                let router = router.clone();
                 tokio::spawn(async move {
                     let _admission = admission;
-                    let Ok(Ok(stream)) = tokio::time::timeout(limits.handshake_deadline, acceptor.accept(stream)).await
-                    else {
-                        return;
-                    };
-                    // The CA's validator only needed the handshake (RFC 8737): no HTTP follows.
-                    if stream.get_ref().1.alpn_protocol() == Some(ACME_TLS_ALPN) {
-                        return;
-                    }
-                    let _ = watcher
-                        .watch(http.serve_connection(TokioIo::new(stream), service))
-                        .await;
+                    serve_tls(stream, peer, &acceptor, router, limits, Some(watcher)).await;
                 });
             }
         }
@@ -143,6 +134,33 @@ pub(crate) async fn accept_loop(
     if tokio::time::timeout(limits.drain, graceful.shutdown()).await.is_err() {
         tracing::warn!("some requests were still running when the drain time ran out");
     }
+}
+
+/// Serves one TLS connection over `io` (an accepted socket, or a stream a relay handed over): the
+/// handshake under the deadline, then HTTP/1.1 from `peer`. A handshake for ACME's TLS-ALPN-01
+/// challenge ends the connection (the CA's validator needs nothing more, RFC 8737). With a
+/// `watcher`, graceful shutdown waits for it.
+pub(crate) async fn serve_tls<IO>(
+    io: IO,
+    peer: SocketAddr,
+    acceptor: &tokio_rustls::TlsAcceptor,
+    router: axum::Router,
+    limits: ConnectionLimits,
+    watcher: Option<hyper_util::server::graceful::Watcher>,
+) where
+    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let Ok(Ok(stream)) = tokio::time::timeout(limits.handshake_deadline, acceptor.accept(io)).await else {
+        return;
+    };
+    if stream.get_ref().1.alpn_protocol() == Some(ACME_TLS_ALPN) {
+        return;
+    }
+    let connection = http(limits).serve_connection(TokioIo::new(stream), with_peer(router, peer));
+    let _ = match watcher {
+        Some(watcher) => watcher.watch(connection).await,
+        None => connection.await,
+    };
 }
 
 /// The router as a hyper service that tells each request where it came from (per-source quotas).

@@ -9,7 +9,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::app::AppState;
-use crate::config::{DomainPlan, LanPlan, ProxyPlan};
+use crate::config::{DomainPlan, LanPlan, ProxyPlan, RelayRoutePlan};
 use crate::journal::Journal;
 use crate::journal::catalog::Depth;
 pub use crate::listener::ConnectionLimits;
@@ -64,6 +64,8 @@ pub struct Options {
     pub domain: Option<DomainPlan>,
     /// The route behind the owner's tunnel, when it is on.
     pub proxy: Option<ProxyPlan>,
+    /// The route through the owner's relay, when it is on.
+    pub relay: Option<RelayRoutePlan>,
     /// Bounds on MCP sessions (tests lower the server's cap to reach it).
     pub sessions: Limits,
 }
@@ -77,6 +79,7 @@ impl Default for Options {
             lan: None,
             domain: None,
             proxy: None,
+            relay: None,
             sessions: Limits::default(),
         }
     }
@@ -98,6 +101,8 @@ pub enum StartError {
     Domain(#[from] crate::domain::serving::DomainError),
     #[error("the proxy route could not listen on {addr}: {source}")]
     Proxy { addr: SocketAddr, source: std::io::Error },
+    #[error("the relay route could not start: {0}")]
+    Relay(#[from] crate::relay::route::RelayRouteError),
 }
 
 /// `start` with explicit options (tests use short deadlines and a fixture fetcher).
@@ -136,6 +141,7 @@ pub async fn start_with(
         lan: options.lan,
         domain: options.domain,
         proxy: options.proxy,
+        relay: options.relay,
     };
     match start_routes(&state, routes, limits, &running.shutdown).await {
         Ok(tasks) => {
@@ -154,9 +160,10 @@ struct Routes {
     lan: Option<LanPlan>,
     domain: Option<DomainPlan>,
     proxy: Option<ProxyPlan>,
+    relay: Option<RelayRoutePlan>,
 }
 
-/// Starts the LAN, own-domain and proxy routes that are on; if one cannot start, stops the others.
+/// Starts the LAN, own-domain, proxy and relay routes that are on; if one cannot start, stops the others.
 async fn start_routes(
     state: &AppState,
     routes: Routes,
@@ -177,6 +184,9 @@ async fn start_routes(
                 .await
                 .map_err(|source| StartError::Proxy { addr, source })?;
             tasks.push(task);
+        }
+        if let Some(plan) = routes.relay {
+            tasks.push(crate::relay::route::start(state.clone(), plan, limits, shutdown.subscribe()).await?);
         }
         Ok::<(), StartError>(())
     }

@@ -13,7 +13,13 @@ use crate::oauth::{pairing, registration, store};
 use crate::{config, context};
 
 /// The routes sign-in can be opened on.
-const ROUTES: [&str; 4] = [context::LOCAL, context::LAN, context::DOMAIN, context::PROXY];
+const ROUTES: [&str; 5] = [
+    context::LOCAL,
+    context::LAN,
+    context::DOMAIN,
+    context::PROXY,
+    context::RELAY,
+];
 
 #[derive(Debug, Subcommand)]
 pub enum PairingCommand {
@@ -70,6 +76,11 @@ pub async fn pairing(journal: &Arc<Journal>, command: PairingCommand) -> anyhow:
             if route == context::DOMAIN && config::domain_plan(&settings)?.is_none() {
                 bail!(
                     "the domain route is off: turn it on with `journal route enable domain --hostname H` and restart `journal serve`"
+                );
+            }
+            if route == context::RELAY && config::relay_plan(&settings)?.is_none() {
+                bail!(
+                    "the relay route is off: turn it on with `journal route enable relay --relay HOST --name NAME --enrolment CREDENTIAL` and restart `journal serve`"
                 );
             }
             if route == context::PROXY && config::proxy_plan(&settings)?.is_none() {

@@ -11,13 +11,14 @@ use clap::Subcommand;
 
 use super::open_for_access;
 use crate::clock::unix_now;
-use crate::config::{self, DomainPlan, LanPlan, ProxyPlan};
-use crate::context::{DOMAIN, LAN, LOCAL, PROXY, Route};
+use crate::config::{self, DomainPlan, LanPlan, ProxyPlan, RelayRoutePlan};
+use crate::context::{DOMAIN, LAN, LOCAL, PROXY, RELAY, Route};
 use crate::domain::acme::{self, AcmeHttp};
 use crate::domain::dns::Resolver;
 use crate::domain::serving;
 use crate::journal::day::format_timestamp;
 use crate::lan::addresses;
+use crate::relay;
 use crate::routes::status::{self, RouteStatus};
 use crate::tls::ca::{self, PrivateCa};
 
@@ -30,7 +31,7 @@ pub enum RouteCommand {
     Enable(EnableRoute),
     /// Turn a route off (from the next start of `journal serve`).
     Disable {
-        /// The route: lan, domain or proxy.
+        /// The route: lan, domain, proxy or relay.
         name: String,
     },
     /// Print the LAN route's CA certificate and its SHA-256 fingerprint (made on first use).
@@ -54,6 +55,9 @@ pub enum EnableRoute {
     Domain(DomainArgs),
     /// Behind a tunnel or reverse proxy you run (Tailscale Funnel, Cloudflare Tunnel, Caddy), which
     /// terminates TLS at its public name and forwards to a port on this computer.
+    /// Through a relay you (or someone you trust) run with `journal relay serve`: for a computer
+    /// with no public address. Enrols this journal there with the one-time credential.
+    Relay(RelayArgs),
     Proxy {
         /// The HTTPS URL agents use: the tunnel's (like https://journal.tail1234.ts.net).
         #[arg(long, value_name = "URL")]
@@ -92,6 +96,37 @@ pub struct DomainArgs {
     caa_identity: Option<String>,
 }
 
+#[derive(Debug, clap::Args)]
+pub struct RelayArgs {
+    /// The relay's own hostname, with :PORT when not 443.
+    #[arg(long, value_name = "HOST[:PORT]")]
+    relay: String,
+    /// This journal's name there (agents reach it at NAME.<relay host>).
+    #[arg(long)]
+    name: String,
+    /// The one-time credential the relay's owner gave you (`journal relay enrol NAME`).
+    #[arg(long, value_name = "CREDENTIAL")]
+    enrolment: String,
+    /// Reach the relay at this address instead of asking DNS for its hostname.
+    #[arg(long, value_name = "IP:PORT")]
+    relay_address: Option<String>,
+    /// A PEM file of a CA to trust for the relay's own certificate (a relay with a private CA).
+    #[arg(long, value_name = "FILE")]
+    relay_root: Option<PathBuf>,
+    /// The ACME directory of this journal's certificate (default: Let's Encrypt's).
+    #[arg(long, value_name = "URL")]
+    acme_directory: Option<String>,
+    /// A contact address for the ACME account.
+    #[arg(long)]
+    email: Option<String>,
+    /// A PEM file of a CA to trust for the ACME server.
+    #[arg(long, value_name = "FILE")]
+    acme_root: Option<PathBuf>,
+    /// The CA's CAA identity, for an ACME directory that does not name its own.
+    #[arg(long, value_name = "DOMAIN")]
+    caa_identity: Option<String>,
+}
+
 pub async fn run(dir: &Path, command: RouteCommand) -> anyhow::Result<()> {
     // Opening checks that this is a journal folder (and makes one), as every command does.
     let journal = open_for_access(dir).await?;
@@ -100,6 +135,7 @@ pub async fn run(dir: &Path, command: RouteCommand) -> anyhow::Result<()> {
         RouteCommand::Enable(EnableRoute::Lan { addr }) => enable_lan(dir, addr).await,
         RouteCommand::Enable(EnableRoute::Domain(args)) => enable_domain(dir, args).await,
         RouteCommand::Enable(EnableRoute::Proxy { public_url, listen }) => enable_proxy(dir, public_url, listen),
+        RouteCommand::Enable(EnableRoute::Relay(args)) => enable_relay(dir, args).await,
         RouteCommand::Disable { name } => disable(dir, &name),
         RouteCommand::Ca { pem } => {
             let ca = load_ca(dir).await?;
@@ -243,6 +279,83 @@ async fn enable_domain(dir: &Path, mut args: DomainArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+async fn enable_relay(dir: &Path, mut args: RelayArgs) -> anyhow::Result<()> {
+    // The server may start from another folder: files are kept by their full paths.
+    for (flag, path) in [
+        ("--relay-root", &mut args.relay_root),
+        ("--acme-root", &mut args.acme_root),
+    ] {
+        if let Some(given) = path {
+            let full =
+                std::fs::canonicalize(&*given).map_err(|e| anyhow::anyhow!("{flag} {}: {e}", given.display()))?;
+            *path = Some(full);
+        }
+    }
+    let settings = config::FileSettings {
+        relay: config::RelaySettings {
+            enabled: true,
+            relay: Some(args.relay.clone()),
+            name: Some(args.name.clone()),
+            address: args.relay_address.clone(),
+            relay_root: args.relay_root.clone(),
+            acme_directory: args.acme_directory.clone(),
+            email: args.email.clone(),
+            acme_root: args.acme_root.clone(),
+            caa_identity: args.caa_identity.clone(),
+        },
+        ..Default::default()
+    };
+    let plan = config::relay_plan(&settings)?.expect("enabled just above");
+    // The ACME account first: a directory that cannot be used is found before the credential is spent.
+    let http = AcmeHttp::new(plan.acme_root.as_deref())?;
+    acme::account(
+        dir,
+        &plan.directory,
+        plan.email.as_deref(),
+        plan.caa_identity.as_deref(),
+        http,
+    )
+    .await?;
+    // The credential binds this journal's key at the relay now, and is never written down.
+    let identity = relay::route::journal_identity(dir)?;
+    let target = relay::route::target(&plan)?;
+    relay::tunnel::open(&target, &identity, Some(args.enrolment.trim()))
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}; the relay route stays off"))?;
+    config::edit(dir, |doc| {
+        let relay = config::section(doc, "relay");
+        relay.insert("enabled", toml_edit::value(true));
+        relay.insert("relay", toml_edit::value(args.relay.trim()));
+        relay.insert("name", toml_edit::value(plan.name.clone()));
+        let optional = [
+            ("address", args.relay_address),
+            ("relay_root", args.relay_root.map(|p| p.display().to_string())),
+            ("acme_directory", args.acme_directory),
+            ("email", plan.email.clone()),
+            ("acme_root", args.acme_root.map(|p| p.display().to_string())),
+            ("caa_identity", plan.caa_identity.clone()),
+        ];
+        for (key, value) in optional {
+            match value {
+                Some(value) => relay.insert(key, toml_edit::value(value)),
+                None => relay.remove(key),
+            };
+        }
+    })?;
+    let url = relay::route::route(&plan).mcp_url();
+    say!(
+        "This journal is enrolled on {} as {}. Restart `journal serve`; it will serve at {url}",
+        plan.relay_host,
+        plan.name
+    );
+    say!(
+        "with its own certificate from {} (the relay passes encrypted bytes and holds no key).",
+        plan.directory
+    );
+    say!("Agents there sign in with a pairing code (`journal mcp pairing generate --route relay`), or use a key.");
+    Ok(())
+}
+
 fn enable_proxy(dir: &Path, public_url: String, listen: Option<String>) -> anyhow::Result<()> {
     // The settings as they will be written, checked first (the same check `serve` makes).
     let settings = config::FileSettings {
@@ -290,6 +403,13 @@ fn disable(dir: &Path, name: &str) -> anyhow::Result<()> {
             say!("The domain route is off from the next start of `journal serve` (restart it now to stop serving).");
             Ok(())
         }
+        RELAY => {
+            config::edit(dir, |doc| {
+                config::section(doc, "relay").insert("enabled", toml_edit::value(false));
+            })?;
+            say!("The relay route is off from the next start of `journal serve` (restart it now to stop serving).");
+            Ok(())
+        }
         PROXY => {
             config::edit(dir, |doc| {
                 config::section(doc, "proxy").insert("enabled", toml_edit::value(false));
@@ -300,7 +420,7 @@ fn disable(dir: &Path, name: &str) -> anyhow::Result<()> {
         LOCAL => bail!(
             "the local route cannot be turned off: it is how the owner's own tools and the owner app reach the journal"
         ),
-        other => bail!("unknown route \"{other}\": the routes that can be turned off are lan, domain and proxy"),
+        other => bail!("unknown route \"{other}\": the routes that can be turned off are lan, domain, proxy and relay"),
     }
 }
 
@@ -332,12 +452,46 @@ async fn list(dir: &Path, db: &crate::db::Pool) -> anyhow::Result<()> {
     for line in domain_lines(domain.as_ref(), recorded.as_ref(), unix_now()) {
         say!("{line}");
     }
+    let relay = config::relay_plan(&settings)?;
+    let recorded = status::read(db, RELAY).await?;
+    for line in relay_lines(relay.as_ref(), recorded.as_ref(), unix_now()) {
+        say!("{line}");
+    }
     let proxy = config::proxy_plan(&settings)?;
     let recorded = status::read(db, PROXY).await?;
     for line in proxy_lines(proxy.as_ref(), recorded.as_ref(), unix_now()) {
         say!("{line}");
     }
     Ok(())
+}
+
+/// The relay route's lines of `route list`.
+fn relay_lines(plan: Option<&RelayRoutePlan>, recorded: Option<&RouteStatus>, now: i64) -> Vec<String> {
+    let pad = "             ";
+    let Some(plan) = plan else {
+        return vec![
+            "relay   off  turn it on with `journal route enable relay --relay HOST --name NAME --enrolment CREDENTIAL`"
+                .to_string(),
+        ];
+    };
+    let mut lines = vec![format!("relay   on   {}", relay::route::route(plan).mcp_url())];
+    let relay = format!("{}:{}", plan.relay_host, plan.relay_port);
+    match recorded.filter(|r| r.serving) {
+        Some(serving) => {
+            lines.push(format!(
+                "{pad}connected to {relay} as of {}",
+                format_timestamp(serving.updated_at)
+            ));
+            lines.extend(serving_lines(serving, now));
+        }
+        None if recorded.is_some_and(|r| r.error.is_some()) => {
+            lines.push(format!("{pad}not serving through {relay} (see the last error)"));
+        }
+        None => lines.push(format!("{pad}not serving: start `journal serve`")),
+    }
+    lines.push(format!("{pad}keys and sign-ins; the relay passes encrypted bytes only"));
+    lines.push(last_error_line(recorded));
+    lines
 }
 
 /// The proxy route's lines of `route list`.
@@ -465,6 +619,54 @@ fn lan_lines(plan: Option<LanPlan>, recorded: Option<&RouteStatus>, now: i64) ->
 mod tests {
     use super::*;
     use crate::routes::status::Certificate;
+
+    #[test]
+    fn relay_lines_say_whether_the_tunnel_is_up() {
+        assert!(relay_lines(None, None, 0)[0].starts_with("relay   off  turn it on with `journal route enable relay"));
+        let plan = config::relay_plan(
+            &toml::from_str("[relay]\nenabled = true\nrelay = \"relay.example.org\"\nname = \"alice\"\n").unwrap(),
+        )
+        .unwrap()
+        .unwrap();
+        let idle = relay_lines(Some(&plan), None, 0).join("\n");
+        assert!(
+            idle.starts_with("relay   on   https://alice.relay.example.org/mcp\n"),
+            "{idle}"
+        );
+        assert!(idle.contains("not serving: start `journal serve`"), "{idle}");
+        let down = RouteStatus {
+            route: "relay".into(),
+            serving: false,
+            addresses: vec![],
+            certificate: None,
+            error: Some(("could not reach the relay relay.example.org:443".into(), 1_700_000_000)),
+            updated_at: 1_700_000_000,
+        };
+        let text = relay_lines(Some(&plan), Some(&down), 1_700_000_010).join("\n");
+        assert!(
+            text.contains("not serving through relay.example.org:443 (see the last error)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("last error: 2023-11-14T22:13:20Z could not reach the relay"),
+            "{text}"
+        );
+        let up = RouteStatus {
+            serving: true,
+            certificate: Some(Certificate {
+                issuer: "CN=R10".into(),
+                not_after: 1_800_000_000,
+                fingerprint: "AB:CD".into(),
+            }),
+            ..down
+        };
+        let text = relay_lines(Some(&plan), Some(&up), 1_700_000_010).join("\n");
+        assert!(
+            text.contains("connected to relay.example.org:443 as of 2023-11-14T22:13:20Z"),
+            "{text}"
+        );
+        assert!(text.contains("certificate: issued by CN=R10"), "{text}");
+    }
 
     #[test]
     fn proxy_lines_say_where_the_tunnel_forwards() {

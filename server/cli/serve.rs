@@ -44,6 +44,7 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
     let lan = config::lan_plan(&settings)?;
     let domain = config::domain_plan(&settings)?;
     let proxy = config::proxy_plan(&settings)?;
+    let relay = config::relay_plan(&settings)?;
     let journal = if first_demo {
         let options = demo::DemoOptions {
             days: 14,
@@ -66,6 +67,7 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
         lan,
         domain: domain.clone(),
         proxy: proxy.clone(),
+        relay: relay.clone(),
         ..Default::default()
     };
     let running = match crate::server::start_with(journal.clone(), addr, options).await {
@@ -75,6 +77,9 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
         }
         Err(error @ StartError::Lan(_)) => {
             bail!("{error}; fix it, or turn the route off with `journal route disable lan`")
+        }
+        Err(error @ StartError::Relay(_)) => {
+            bail!("{error}; fix it, or turn the route off with `journal route disable relay`")
         }
         Err(error @ StartError::Proxy { .. }) => {
             bail!(
@@ -89,6 +94,14 @@ pub async fn run(dir: Option<&Path>, args: ServeArgs) -> anyhow::Result<()> {
     let _listed = super::served::register(journal.root(), &url);
     if lan.is_some() {
         print_lan(&running);
+    }
+    if let Some(plan) = &relay {
+        say!(
+            "the relay route serves at {} through {}:{} (`journal route list` shows whether it is connected)",
+            crate::relay::route::route(plan).mcp_url(),
+            plan.relay_host,
+            plan.relay_port
+        );
     }
     if let Some(plan) = &proxy {
         say!(

@@ -64,17 +64,18 @@ impl Stored {
     }
 }
 
-fn path(journal_root: &Path) -> PathBuf {
-    ca::folder(journal_root).join("domain.pem")
+/// Where a route keeps its certificate: `domain.pem`, `relay.pem` in the journal's `.tls/`.
+fn path(journal_root: &Path, route: &str) -> PathBuf {
+    ca::folder(journal_root).join(format!("{route}.pem"))
 }
 
 /// The stored certificate for `hostname`; None when there is none, or it is for another hostname
 /// (the owner changed it), or it cannot be read (a new one is ordered).
-pub fn load(journal_root: &Path, hostname: &str) -> Option<Stored> {
-    let path = path(journal_root);
+pub fn load(journal_root: &Path, route: &str, hostname: &str) -> Option<Stored> {
+    let path = path(journal_root, route);
     let text = std::fs::read_to_string(&path).ok()?;
     if let Err(error) = ca::tighten(&path, 0o600) {
-        tracing::warn!(%error, "could not make the domain route's key private again");
+        tracing::warn!(%error, "could not make the {route} route's key private again");
     }
     // The key's block goes last; everything before it is the chain.
     let start = text.find("-----BEGIN PRIVATE KEY-----")?;
@@ -82,15 +83,15 @@ pub fn load(journal_root: &Path, hostname: &str) -> Option<Stored> {
     match Stored::from_pem(chain.to_string(), key.to_string(), hostname) {
         Ok(stored) => Some(stored),
         Err(error) => {
-            tracing::warn!(%error, "the stored certificate of the domain route is not used");
+            tracing::warn!(%error, "the stored certificate of the {route} route is not used");
             None
         }
     }
 }
 
 /// Keeps a certificate: chain and key in one private file, replaced atomically (blocking I/O).
-pub fn save(journal_root: &Path, stored: &Stored) -> Result<(), TlsError> {
-    let path = path(journal_root);
+pub fn save(journal_root: &Path, route: &str, stored: &Stored) -> Result<(), TlsError> {
+    let path = path(journal_root, route);
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| TlsError::Io { path, source }
@@ -146,22 +147,27 @@ mod tests {
         assert!(stored.needs_renewal(not_after - 29 * DAY));
         assert!(!stored.needs_renewal(not_after - 31 * DAY));
 
-        save(dir.path(), &stored).unwrap();
+        save(dir.path(), "domain", &stored).unwrap();
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(ca::folder(dir.path()).join("domain.pem"))
             .unwrap()
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o600);
-        let loaded = load(dir.path(), "journal.example.org").unwrap();
+        let loaded = load(dir.path(), "domain", "journal.example.org").unwrap();
         assert_eq!(
             (loaded.not_after, &loaded.fingerprint),
             (stored.not_after, &stored.fingerprint)
         );
         assert_eq!(
-            load(dir.path(), "other.example.org"),
+            load(dir.path(), "domain", "other.example.org"),
             None,
             "another hostname orders anew"
+        );
+        assert_eq!(
+            load(dir.path(), "relay", "journal.example.org"),
+            None,
+            "each route has its own"
         );
     }
 

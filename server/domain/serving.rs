@@ -67,7 +67,7 @@ pub async fn start(
     );
     let root = state.journal.root().to_path_buf();
     let mut route = DomainRoute {
-        cert: certificate::load(&root, &plan.hostname),
+        cert: certificate::load(&root, DOMAIN, &plan.hostname),
         root,
         state,
         plan,
@@ -300,7 +300,7 @@ impl DomainRoute {
             .install_pem(&stored.chain_pem, &stored.key_pem)
             .map_err(|e| format!("the CA's certificate for {hostname} is not usable: {e}"))?;
         let (root, keep) = (self.root.clone(), stored.clone());
-        let saved = tokio::task::spawn_blocking(move || certificate::save(&root, &keep)).await;
+        let saved = tokio::task::spawn_blocking(move || certificate::save(&root, DOMAIN, &keep)).await;
         if let Ok(Err(error)) = saved {
             // It serves from memory; the next start orders again.
             tracing::warn!(%error, "could not keep the domain route's certificate on disk");

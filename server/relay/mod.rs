@@ -12,5 +12,6 @@
 pub mod enrolments;
 pub mod hello;
 pub mod identity;
+pub mod route;
 pub mod serve;
 pub mod tunnel;

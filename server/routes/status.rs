@@ -199,7 +199,7 @@ pub struct LanView {
     pub ca_fingerprint: String,
 }
 
-/// The own-domain route as the running server's owner app shows it.
+/// The own-domain route (or the relay route) as the running server's owner app shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DomainView {
     pub mcp_url: String,
@@ -217,6 +217,8 @@ pub struct Board {
     domain: RwLock<Option<DomainView>>,
     /// The proxy route's MCP URL (the tunnel's), when this server serves it.
     proxy: RwLock<Option<String>>,
+    /// The relay route, when it is on: connected and certified, or why not.
+    relay: RwLock<Option<DomainView>>,
     /// Counts requests to check now; a watch, so a request made while a route is busy checking
     /// is seen when it is done (a `Notify` would drop it).
     recheck: tokio::sync::watch::Sender<u64>,
@@ -228,6 +230,7 @@ impl Default for Board {
             lan: RwLock::default(),
             domain: RwLock::default(),
             proxy: RwLock::default(),
+            relay: RwLock::default(),
             recheck: tokio::sync::watch::channel(0).0,
         }
     }
@@ -275,6 +278,18 @@ impl Board {
 
     pub fn set_proxy(&self, mcp_url: Option<String>) {
         *self.proxy.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = mcp_url;
+    }
+
+    /// The relay route, when this server runs it.
+    pub fn relay(&self) -> Option<DomainView> {
+        self.relay
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    pub fn set_relay(&self, view: Option<DomainView>) {
+        *self.relay.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = view;
     }
 }
 

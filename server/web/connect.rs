@@ -34,7 +34,12 @@ pub struct RouteChoice {
 }
 
 /// The routes in the order the page lists them, as this server serves them.
-fn route_choices(lan: Option<&LanView>, domain: Option<&DomainView>, proxy: Option<&str>) -> Vec<RouteChoice> {
+fn route_choices(
+    lan: Option<&LanView>,
+    domain: Option<&DomainView>,
+    relay: Option<&DomainView>,
+    proxy: Option<&str>,
+) -> Vec<RouteChoice> {
     let domain_description = match domain {
         None => "HTTPS with a certificate from Let's Encrypt; Claude on the web and ChatGPT need it. Off: turn it on with `journal route enable domain --hostname H`.".into(),
         Some(domain) if !domain.serving => format!(
@@ -68,6 +73,19 @@ fn route_choices(lan: Option<&LanView>, domain: Option<&DomainView>, proxy: Opti
             title: "Anywhere, at your own domain",
             description: domain_description,
             ready: domain.is_some_and(|domain| domain.serving),
+        },
+        RouteChoice {
+            name: context::RELAY,
+            title: "Anywhere, through your relay",
+            description: match relay {
+                None => "Through a relay you run on a server (`journal relay serve`), for a computer with no public address; the relay passes encrypted bytes only. Off: turn it on with `journal route enable relay`.".into(),
+                Some(relay) if !relay.serving => format!(
+                    "On, but not serving: {}.",
+                    relay.problem.as_deref().unwrap_or("it has no certificate yet").trim_end_matches('.')
+                ),
+                Some(relay) => format!("For agents anywhere, through your relay: {}.", relay.mcp_url),
+            },
+            ready: relay.is_some_and(|relay| relay.serving),
         },
         RouteChoice {
             name: context::PROXY,
@@ -120,6 +138,11 @@ fn chosen(state: &AppState, owner: &Owner, name: &str) -> Option<Chosen> {
                 addresses: vec![domain.mcp_url],
                 ca_fingerprint: None,
             }),
+        context::RELAY => state.routes.relay().filter(|relay| relay.serving).map(|relay| Chosen {
+            name: context::RELAY,
+            addresses: vec![relay.mcp_url],
+            ca_fingerprint: None,
+        }),
         context::PROXY => state.routes.proxy().map(|url| Chosen {
             name: context::PROXY,
             addresses: vec![url],
@@ -170,8 +193,13 @@ pub async fn show(State(state): State<AppState>, owner: Owner, RawQuery(query): 
     let route = match chosen(&state, &owner, name) {
         Some(route) => route,
         None => {
-            let (lan, domain, proxy) = (state.routes.lan(), state.routes.domain(), state.routes.proxy());
-            let Some(choice) = route_choices(lan.as_ref(), domain.as_ref(), proxy.as_deref())
+            let (lan, domain, relay, proxy) = (
+                state.routes.lan(),
+                state.routes.domain(),
+                state.routes.relay(),
+                state.routes.proxy(),
+            );
+            let Some(choice) = route_choices(lan.as_ref(), domain.as_ref(), relay.as_ref(), proxy.as_deref())
                 .into_iter()
                 .find(|c| c.name == name)
             else {
@@ -270,6 +298,7 @@ async fn gather(
         routes: route_choices(
             state.routes.lan().as_ref(),
             state.routes.domain().as_ref(),
+            state.routes.relay().as_ref(),
             state.routes.proxy().as_deref(),
         ),
         route: route.name,

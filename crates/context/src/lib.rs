@@ -7,5 +7,5 @@ pub mod host;
 mod route;
 mod source;
 
-pub use route::{DOMAIN, LAN, LOCAL, PROXY, Route};
+pub use route::{DOMAIN, LAN, LOCAL, PROXY, RELAY, Route};
 pub use source::{Forwarded, Source, source_key};

@@ -17,18 +17,20 @@ pub const LAN: &str = "lan";
 pub const DOMAIN: &str = "domain";
 /// The name of the route behind the owner's tunnel or reverse proxy.
 pub const PROXY: &str = "proxy";
+/// The name of the route through a relay the owner runs (`journal relay serve`).
+pub const RELAY: &str = "relay";
 
 /// One route, as its handlers need to know it.
 #[derive(Debug, Clone)]
 pub struct Route {
-    /// `local`, `lan`, `domain` or `proxy`: grants, tokens and pairing codes are bound to it.
+    /// `local`, `lan`, `domain`, `proxy` or `relay`: grants, tokens and pairing codes are bound to it.
     pub name: &'static str,
     /// The port agents use in the route's URLs and Host.
     pub port: u16,
     /// The address the route's listener is bound to (its port is `port`, but on the domain route,
     /// where `port` is the public one).
     pub address: SocketAddr,
-    /// The hostname of the own-domain route and of the proxy route (the others are reached at their
+    /// The hostname of the own-domain, proxy and relay routes (the others are reached at their
     /// address).
     pub hostname: Option<String>,
 }
@@ -76,9 +78,20 @@ impl Route {
         }
     }
 
+    /// The route through the owner's relay, at `NAME.<relay host>` and the relay's port; the
+    /// journal is not listening anywhere (`address` is unspecified): the relay hands it connections.
+    pub fn relay(hostname: &str, public_port: u16) -> Route {
+        Route {
+            name: RELAY,
+            port: public_port,
+            address: SocketAddr::from(([0, 0, 0, 0], public_port)),
+            hostname: Some(hostname.to_string()),
+        }
+    }
+
     /// Whether anyone on the internet may reach the route: its sources are counted by IPv6 /64.
     pub fn public(&self) -> bool {
-        self.name == DOMAIN || self.name == PROXY
+        self.name == DOMAIN || self.name == PROXY || self.name == RELAY
     }
 
     fn secure(&self) -> bool {
@@ -139,9 +152,11 @@ impl Route {
         }
     }
 
-    /// Whether minted keys work here (only on the owner's own computer).
+    /// Whether minted keys work here: on the owner's own computer, and through the owner's relay,
+    /// where the journal terminates TLS itself (scripts that run elsewhere reach it there). The
+    /// domain and proxy routes are sign-ins only.
     pub fn accepts_keys(&self) -> bool {
-        self.name == LOCAL
+        self.name == LOCAL || self.name == RELAY
     }
 }
 
@@ -180,5 +195,8 @@ mod tests {
         assert_eq!(proxy.origin(&HeaderMap::new()), "https://journal.tail1234.ts.net");
         assert!(!proxy.accepts_keys(), "keys are for the owner's own computer");
         assert!(proxy.public() && domain.public() && !lan.public() && !local.public());
+        let relay = Route::relay("alice.relay.example.org", 443);
+        assert_eq!(relay.mcp_url(), "https://alice.relay.example.org/mcp");
+        assert!(relay.public() && relay.accepts_keys());
     }
 }

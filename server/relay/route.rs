@@ -1,0 +1,351 @@
+//! The journal's relay route: `https://NAME.<relay host>/mcp`, for a journal with no public address
+//! or open port. The route keeps one tunnel to the relay (`tunnel`), dialling again with backoff
+//! (1 s after a drop, doubling to a minute; five minutes after a refusal the owner must fix), and
+//! serves every stream the relay hands over as a TLS connection of its own: the journal's ACME
+//! certificate for `NAME.<relay host>`, ordered by TLS-ALPN-01 through the relay (the CA's
+//! validator is one more connection the relay passes by its server name). The relay never holds
+//! the key. Keys and sign-ins both work here, behind the same Host rule as the own-domain route.
+//!
+//! Every minute (or at once on SIGHUP, or when the tunnel comes up) the route renews its
+//! certificate when fewer than 30 days remain, and records what it does for `journal route list`
+//! and the owner app.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::identity::{self, Identity};
+use super::tunnel::{self, RelayTarget, TunnelError};
+use crate::app::AppState;
+use crate::clock::unix_now;
+use crate::config::RelayRoutePlan;
+use crate::context::{RELAY, Route};
+use crate::domain::acme::{self, AcmeAccount, AcmeHttp};
+use crate::domain::certificate::{self, Stored};
+use crate::lan::limits::ConnectionLimiter;
+use crate::listener::{ConnectionLimits, serve_tls};
+use crate::routes;
+use crate::routes::status::{self, Certificate, DomainView};
+use crate::tls::ca;
+use crate::tls::serving::{CertSlot, acme_server_config};
+
+/// How often the route checks its certificate.
+const CHECK_INTERVAL: Duration = Duration::from_secs(60);
+/// The longest wait between dials while the relay cannot be reached.
+const MAX_DIAL_WAIT: Duration = Duration::from_secs(60);
+/// The wait after the relay refused the tunnel (the owner has something to fix).
+const REFUSED_WAIT: Duration = Duration::from_secs(300);
+/// The first retry after a failed order, doubled after each further failure up to six hours.
+const FIRST_BACKOFF: i64 = 60;
+const MAX_BACKOFF: i64 = 6 * 3600;
+
+/// Why the route could not start.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct RelayRouteError(String);
+
+/// The state of the tunnel, as the route's checks see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Tunnel {
+    Dialling,
+    Connected,
+    Down(String),
+}
+
+/// The relay the plan names, as the tunnel dials it.
+pub fn target(plan: &RelayRoutePlan) -> Result<RelayTarget, RelayRouteError> {
+    let extra_roots = match &plan.relay_root {
+        Some(path) => identity::certificates(path).map_err(|e| RelayRouteError(e.to_string()))?,
+        None => Vec::new(),
+    };
+    Ok(RelayTarget {
+        host: plan.relay_host.clone(),
+        port: plan.relay_port,
+        address: plan.address,
+        name: plan.name.clone(),
+        extra_roots,
+    })
+}
+
+/// The journal's key for its relay, in the journal's `.tls/` folder.
+pub fn journal_identity(journal_root: &std::path::Path) -> Result<Identity, RelayRouteError> {
+    identity::load_or_create(&ca::folder(journal_root)).map_err(|e| RelayRouteError(e.to_string()))
+}
+
+/// The route's `Route`.
+pub fn route(plan: &RelayRoutePlan) -> Route {
+    Route::relay(&plan.hostname(), plan.relay_port)
+}
+
+/// Starts the route: its tunnel, and its checks until `stop`.
+pub async fn start(
+    state: AppState,
+    plan: RelayRoutePlan,
+    limits: ConnectionLimits,
+    stop: watch::Receiver<bool>,
+) -> Result<JoinHandle<()>, RelayRouteError> {
+    let root = state.journal.root().to_path_buf();
+    let identity = Arc::new(journal_identity(&root)?);
+    let target = target(&plan)?;
+    AcmeHttp::new(plan.acme_root.as_deref()).map_err(|e| RelayRouteError(e.to_string()))?;
+    let slot = Arc::new(CertSlot::default());
+    let acceptor =
+        tokio_rustls::TlsAcceptor::from(acme_server_config(slot.clone()).map_err(|e| RelayRouteError(e.to_string()))?);
+    let hostname = plan.hostname();
+    let mut cert = certificate::load(&root, RELAY, &hostname);
+    if let Some(stored) = &cert
+        && let Err(error) = slot.install_pem(&stored.chain_pem, &stored.key_pem)
+    {
+        tracing::warn!(%error, "the stored certificate of the relay route cannot be served");
+        cert = None;
+    }
+    let router = routes::domain::router(state.clone(), route(&plan));
+    let (tunnel_state, tunnel_seen) = watch::channel(Tunnel::Dialling);
+    let dialling = tokio::spawn(keep_tunnel(
+        target,
+        identity,
+        acceptor,
+        router,
+        limits,
+        tunnel_state,
+        stop.clone(),
+    ));
+    let checks = RelayRoute {
+        state,
+        plan,
+        root,
+        slot,
+        cert,
+        account: None,
+        retry_at: 0,
+        failures: 0,
+        recorder: status::Recorder::new(RELAY),
+    };
+    Ok(tokio::spawn(async move {
+        checks.run(tunnel_seen, stop).await;
+        let _ = dialling.await;
+    }))
+}
+
+/// Keeps the tunnel up until `stop`, handing each stream to the route's TLS.
+async fn keep_tunnel(
+    target: RelayTarget,
+    identity: Arc<Identity>,
+    acceptor: tokio_rustls::TlsAcceptor,
+    router: axum::Router,
+    limits: ConnectionLimits,
+    state: watch::Sender<Tunnel>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let relay = format!("{}:{}", target.host, target.port);
+    let limiter = ConnectionLimiter::public();
+    let mut failures: u32 = 0;
+    loop {
+        let opened = tokio::select! {
+            opened = tunnel::open(&target, &identity, None) => opened,
+            () = status::stopping(&mut stop) => return,
+        };
+        let wait = match opened {
+            Ok(upgraded) => {
+                failures = 0;
+                state.send_replace(Tunnel::Connected);
+                tracing::info!("the relay route is connected to {relay}");
+                let (acceptor, router, limiter) = (acceptor.clone(), router.clone(), limiter.clone());
+                let accept = move |stream, peer: std::net::SocketAddr| {
+                    let Ok(admission) = limiter.admit(peer.ip()) else {
+                        tracing::debug!(%peer, "refused a relayed connection over the connection limits");
+                        return;
+                    };
+                    let (acceptor, router) = (acceptor.clone(), router.clone());
+                    tokio::spawn(async move {
+                        let _admission = admission;
+                        serve_tls(stream, peer, &acceptor, router, limits, None).await;
+                    });
+                };
+                tokio::select! {
+                    _ = tunnel::serve(upgraded, accept) => {}
+                    () = status::stopping(&mut stop) => return,
+                }
+                tracing::info!("the relay route lost its tunnel to {relay}; dialling again");
+                state.send_replace(Tunnel::Down(format!("the tunnel to {relay} closed")));
+                Duration::from_secs(1)
+            }
+            Err(error) => {
+                failures = failures.saturating_add(1);
+                let wait = dial_wait(&error, failures);
+                tracing::warn!(
+                    "the relay route could not connect: {error} (next try in {} s)",
+                    wait.as_secs()
+                );
+                state.send_replace(Tunnel::Down(error.to_string()));
+                wait
+            }
+        };
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            () = status::stopping(&mut stop) => return,
+        }
+    }
+}
+
+/// How long to wait after the `failures`-th failed dial in a row.
+fn dial_wait(error: &TunnelError, failures: u32) -> Duration {
+    if error.is_refusal() {
+        return REFUSED_WAIT;
+    }
+    let doublings = failures.saturating_sub(1).min(6);
+    (Duration::from_secs(1) * (1 << doublings)).min(MAX_DIAL_WAIT)
+}
+
+struct RelayRoute {
+    state: AppState,
+    plan: RelayRoutePlan,
+    root: PathBuf,
+    slot: Arc<CertSlot>,
+    cert: Option<Stored>,
+    account: Option<AcmeAccount>,
+    retry_at: i64,
+    failures: u32,
+    recorder: status::Recorder,
+}
+
+impl RelayRoute {
+    async fn run(mut self, mut tunnel: watch::Receiver<Tunnel>, mut stop: watch::Receiver<bool>) {
+        let mut rechecks = self.state.routes.rechecks();
+        let mut tick = tokio::time::interval(CHECK_INTERVAL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let current = tunnel.borrow_and_update().clone();
+            tokio::select! {
+                _ = self.check(&current) => {}
+                () = status::stopping(&mut stop) => break,
+            }
+            tokio::select! {
+                _ = tick.tick() => {}
+                _ = rechecks.changed() => {}
+                _ = tunnel.changed() => {}
+                () = status::stopping(&mut stop) => break,
+            }
+        }
+        self.state.routes.set_relay(None);
+        if let Err(error) = status::record_stopped(&self.state.journal.db, RELAY, unix_now()).await {
+            tracing::warn!(%error, "could not record that the relay route stopped");
+        }
+    }
+
+    async fn check(&mut self, tunnel: &Tunnel) {
+        let now = unix_now();
+        let problem = match tunnel {
+            Tunnel::Dialling => Some("dialling the relay".to_string()),
+            Tunnel::Down(problem) => Some(problem.clone()),
+            // The CA reaches the journal through the tunnel: only then can it validate an order.
+            Tunnel::Connected => self.renew_if_due(now).await.err(),
+        };
+        let serving = *tunnel == Tunnel::Connected && self.cert.is_some();
+        self.state.routes.set_relay(Some(DomainView {
+            mcp_url: route(&self.plan).mcp_url(),
+            serving,
+            problem: problem.clone(),
+        }));
+        let certificate = self.cert.as_ref().filter(|_| serving).map(|cert| Certificate {
+            issuer: cert.issuer.clone(),
+            not_after: cert.not_after,
+            fingerprint: cert.fingerprint.clone(),
+        });
+        let serving = certificate.as_ref().map(|certificate| (&[][..], certificate));
+        self.recorder
+            .record(&self.state.journal.db, serving, problem, now)
+            .await;
+    }
+
+    async fn renew_if_due(&mut self, now: i64) -> Result<(), String> {
+        let due = self.cert.as_ref().is_none_or(|cert| cert.needs_renewal(now));
+        if !due || now < self.retry_at {
+            return Ok(());
+        }
+        match self.order().await {
+            Ok(stored) => {
+                self.failures = 0;
+                self.retry_at = 0;
+                tracing::info!(
+                    not_after = stored.not_after,
+                    "the relay route has a new certificate from {}",
+                    stored.issuer
+                );
+                self.cert = Some(stored);
+                Ok(())
+            }
+            Err(problem) => {
+                self.failures += 1;
+                let doublings = self.failures.saturating_sub(1).min(20);
+                let wait = (FIRST_BACKOFF << doublings).min(MAX_BACKOFF);
+                self.retry_at = now + wait;
+                Err(format!(
+                    "{problem} (tried {} times; next in {} minutes)",
+                    self.failures,
+                    wait / 60
+                ))
+            }
+        }
+    }
+
+    async fn order(&mut self) -> Result<Stored, String> {
+        if self.account.is_none() {
+            let http = AcmeHttp::new(self.plan.acme_root.as_deref()).map_err(|e| e.to_string())?;
+            let account = acme::account(
+                &self.root,
+                &self.plan.directory,
+                self.plan.email.as_deref(),
+                self.plan.caa_identity.as_deref(),
+                http,
+            )
+            .await
+            .map_err(|e| format!("the ACME account at {} is not usable: {e}", self.plan.directory))?;
+            self.account = Some(account);
+        }
+        let account = self.account.as_ref().expect("set just above");
+        let hostname = self.plan.hostname();
+        let issued = acme::order(&account.account, &hostname, &self.slot)
+            .await
+            .map_err(|e| format!("the CA did not issue a certificate for {hostname}: {e}"))?;
+        let stored = Stored::from_pem(issued.chain_pem, issued.key_pem, &hostname)
+            .map_err(|e| format!("the CA's certificate for {hostname} is not usable: {e}"))?;
+        self.slot
+            .install_pem(&stored.chain_pem, &stored.key_pem)
+            .map_err(|e| format!("the CA's certificate for {hostname} is not usable: {e}"))?;
+        let (root, keep) = (self.root.clone(), stored.clone());
+        if let Ok(Err(error)) = tokio::task::spawn_blocking(move || certificate::save(&root, RELAY, &keep)).await {
+            tracing::warn!(%error, "could not keep the relay route's certificate on disk");
+        }
+        Ok(stored)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dialling_backs_off_to_a_minute_and_waits_longer_after_a_refusal() {
+        let down = TunnelError::Timeout("relay.test:443".into());
+        let waits: Vec<u64> = (1..=9).map(|n| dial_wait(&down, n).as_secs()).collect();
+        assert_eq!(waits, [1, 2, 4, 8, 16, 32, 60, 60, 60]);
+        let refused = TunnelError::Refused {
+            status: hyper::StatusCode::FORBIDDEN,
+            message: "enrolled with another key".into(),
+        };
+        assert_eq!(dial_wait(&refused, 1), REFUSED_WAIT);
+        let unavailable = TunnelError::Refused {
+            status: hyper::StatusCode::SERVICE_UNAVAILABLE,
+            message: "full".into(),
+        };
+        assert_eq!(
+            dial_wait(&unavailable, 1).as_secs(),
+            1,
+            "a full relay is tried again soon"
+        );
+    }
+}
