@@ -6,6 +6,7 @@
 
 pub mod baseline;
 pub mod load;
+pub mod relay;
 pub mod stats;
 
 pub use load::{LoadOptions, LoadReport, Op, run};

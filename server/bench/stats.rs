@@ -44,6 +44,30 @@ impl Samples {
     }
 }
 
+/// User and system CPU time of a process, in seconds (Linux; USER_HZ is 100 on every mainstream kernel).
+pub fn cpu_seconds(pid: u32) -> Result<f64, String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| format!("process {pid}: {e}"))?;
+    let after_name = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest)
+        .ok_or("an unexpected /proc stat line")?;
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    Ok((ticks(11) + ticks(12)) / 100.0)
+}
+
+/// A memory figure of a process from /proc (`VmRSS` now, `VmHWM` its peak), in MB.
+pub fn rss_mb(pid: u32, field: &str) -> Result<f64, String> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|e| format!("process {pid}: {e}"))?;
+    let kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(0.0);
+    Ok(kb / 1024.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,7 @@ use journal::bench::{self, LoadOptions, LoadReport, Op};
 #[command(name = "journal-bench", version)]
 struct Args {
     /// The MCP endpoint, e.g. http://127.0.0.1:7659/mcp.
-    #[arg(long, required_unless_present = "serve_baseline")]
+    #[arg(long, required_unless_present_any = ["serve_baseline", "relay"])]
     url: Option<String>,
     /// A bearer key with read access to the journal; repeat it to spread the clients over several
     /// keys (a key holds at most 16 sessions).
@@ -23,7 +23,7 @@ struct Args {
         env = "JOURNAL_KEY",
         hide_env_values = true,
         value_delimiter = ',',
-        required_unless_present = "serve_baseline"
+        required_unless_present_any = ["serve_baseline", "relay"]
     )]
     key: Vec<String>,
     /// Concurrent clients, each with its own session and connection.
@@ -69,6 +69,18 @@ struct Args {
     /// Only serve the baseline on this address (e.g. 127.0.0.1:17999) for --seconds, and measure nothing.
     #[arg(long, value_name = "ADDR")]
     serve_baseline: Option<std::net::SocketAddr>,
+    /// Measure what one relay holds instead: `journal relay serve` in a process of its own, --relay-journals
+    /// journals connected to it, then --clients agent connections at once through it, each passing
+    /// --relay-bytes both ways.
+    #[arg(long, conflicts_with_all = ["url", "serve_baseline"])]
+    relay: bool,
+    #[arg(long, default_value_t = 100)]
+    relay_journals: usize,
+    #[arg(long, default_value_t = 1024 * 1024)]
+    relay_bytes: usize,
+    /// The `journal` binary for the relay (default: the one beside journal-bench).
+    #[arg(long, value_name = "FILE")]
+    journal_bin: Option<std::path::PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -118,6 +130,9 @@ async fn run(args: Args) -> Result<(), String> {
         println!("baseline: axum on http://{addr}/mcp for {} s", args.seconds);
         tokio::time::sleep(Duration::from_secs(args.seconds)).await;
         return Ok(());
+    }
+    if args.relay {
+        return relay(&args).await;
     }
     let url = args.url.clone().ok_or("--url is required")?;
     let mix = parse_mix(&args.mix)?;
@@ -194,6 +209,51 @@ async fn run(args: Args) -> Result<(), String> {
     Ok(())
 }
 
+async fn relay(args: &Args) -> Result<(), String> {
+    if args.relay_journals == 0 || args.clients == 0 {
+        return Err("--relay-journals and --clients must be at least 1".into());
+    }
+    let journal_bin = match &args.journal_bin {
+        Some(path) => path.clone(),
+        None => std::env::current_exe()
+            .map_err(|e| e.to_string())?
+            .with_file_name("journal"),
+    };
+    let load = bench::relay::RelayLoad {
+        journal_bin,
+        journals: args.relay_journals,
+        connections: args.clients,
+        bytes: args.relay_bytes,
+        limit: Duration::from_secs(args.seconds),
+    };
+    let mut report = bench::relay::run(&load).await?;
+    let mb = report.bytes_through as f64 / 1e6;
+    println!(
+        "relay: {} journals connected in {:.2} s; resident {:.1} MB idle, {:.1} MB with them ({:.1} KB a journal), peak {:.1} MB",
+        report.journals_connected,
+        report.connect_all.as_secs_f64(),
+        report.rss_idle_mb,
+        report.rss_connected_mb,
+        (report.rss_connected_mb - report.rss_idle_mb) * 1024.0 / report.journals_connected as f64,
+        report.peak_rss_mb
+    );
+    println!(
+        "agents: {} connections at once ({} failed), TLS handshake through the relay p50 {:.0} µs, p99 {:.0} µs",
+        args.clients,
+        report.failed_connections,
+        report.handshakes.quantile(0.5),
+        report.handshakes.quantile(0.99)
+    );
+    println!(
+        "through it: {mb:.0} MB in {:.2} s ({:.0} MB/s); relay CPU {:.2} s ({:.2} ms a MB)",
+        report.transfer.as_secs_f64(),
+        mb / report.transfer.as_secs_f64().max(1e-9),
+        report.transfer_cpu,
+        report.transfer_cpu * 1e3 / mb.max(1e-9)
+    );
+    Ok(())
+}
+
 fn print_report(report: &mut LoadReport) {
     println!(
         "  {:<12} {:>8} {:>7} {:>10} {:>9} {:>9} {:>9}",
@@ -247,28 +307,13 @@ fn read_queries(file: &std::path::Path) -> Result<Vec<String>, String> {
     Ok(queries)
 }
 
-/// User and system CPU time of a process, in seconds (Linux; USER_HZ is 100 on every mainstream kernel).
 fn cpu_seconds(pid: u32) -> Result<f64, String> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| format!("process {pid}: {e}"))?;
-    let after_name = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest)
-        .ok_or("an unexpected /proc stat line")?;
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    Ok((ticks(11) + ticks(12)) / 100.0)
+    bench::stats::cpu_seconds(pid)
 }
 
 /// Peak resident memory of a process, in MB.
 fn peak_rss_mb(pid: u32) -> Result<u64, String> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|e| format!("process {pid}: {e}"))?;
-    let kb = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(0);
-    Ok(kb / 1024)
+    Ok(bench::stats::rss_mb(pid, "VmHWM")? as u64)
 }
 
 /// `--search-arguments`: a JSON object, or a one-line error saying what is wrong.

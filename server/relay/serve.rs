@@ -21,12 +21,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use http_body_util::{Empty, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode, header};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, watch};
 
@@ -327,42 +329,96 @@ async fn forward(relay: &Relay, name: &str, hello: Vec<u8>, mut agent: TcpStream
     pipe(&mut agent, &mut journal, relay.limits.idle).await;
 }
 
-/// Copies bytes both ways until both sides have closed, or neither sent a byte for `idle`.
+/// Copies bytes both ways until both sides have closed, or neither sent a byte for `idle`. Both
+/// directions run at once (`copy_bidirectional`): a side that waits to write while the other is not
+/// read would hold both up.
 pub async fn pipe<A, B>(a: &mut A, b: &mut B, idle: Duration)
 where
     A: AsyncRead + AsyncWrite + Unpin,
     B: AsyncRead + AsyncWrite + Unpin,
 {
-    let (mut a_read, mut a_write) = tokio::io::split(a);
-    let (mut b_read, mut b_write) = tokio::io::split(b);
-    let (mut from_a, mut from_b) = (vec![0u8; 16 * 1024], vec![0u8; 16 * 1024]);
-    let (mut a_open, mut b_open) = (true, true);
-    while a_open || b_open {
+    let started = Instant::now();
+    let last = Arc::new(AtomicU64::new(0));
+    let mut a = Watched {
+        inner: a,
+        started,
+        last: last.clone(),
+    };
+    let mut b = Watched {
+        inner: b,
+        started,
+        last: last.clone(),
+    };
+    let copying = tokio::io::copy_bidirectional(&mut a, &mut b);
+    tokio::pin!(copying);
+    let check = idle.min(Duration::from_secs(5));
+    loop {
         tokio::select! {
-            read = a_read.read(&mut from_a), if a_open => match read {
-                Ok(0) | Err(_) => {
-                    a_open = false;
-                    let _ = b_write.shutdown().await;
+            _ = &mut copying => return,
+            () = tokio::time::sleep(check) => {
+                let quiet = started.elapsed().saturating_sub(Duration::from_millis(last.load(Ordering::Relaxed)));
+                if quiet >= idle {
+                    return;
                 }
-                Ok(n) => {
-                    if b_write.write_all(&from_a[..n]).await.is_err() {
-                        return;
-                    }
-                }
-            },
-            read = b_read.read(&mut from_b), if b_open => match read {
-                Ok(0) | Err(_) => {
-                    b_open = false;
-                    let _ = a_write.shutdown().await;
-                }
-                Ok(n) => {
-                    if a_write.write_all(&from_b[..n]).await.is_err() {
-                        return;
-                    }
-                }
-            },
-            () = tokio::time::sleep(idle) => return,
+            }
         }
+    }
+}
+
+/// A stream that notes when it last moved a byte (milliseconds after `started`).
+struct Watched<'a, S> {
+    inner: &'a mut S,
+    started: Instant,
+    last: Arc<AtomicU64>,
+}
+
+impl<S> Watched<'_, S> {
+    fn moved(&self, bytes: usize) {
+        if bytes > 0 {
+            self.last
+                .store(self.started.elapsed().as_millis() as u64, Ordering::Relaxed);
+        }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Watched<'_, S> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut *self.inner).poll_read(cx, buf);
+        self.moved(buf.filled().len() - before);
+        polled
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<'_, S> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let polled = std::pin::Pin::new(&mut *self.inner).poll_write(cx, buf);
+        if let std::task::Poll::Ready(Ok(n)) = &polled {
+            self.moved(*n);
+        }
+        polled
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut *self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut *self.inner).poll_shutdown(cx)
     }
 }
 
@@ -495,4 +551,58 @@ async fn tunnel_request(
         .header(header::UPGRADE, TUNNEL_PROTOCOL)
         .body(Full::new(Bytes::new()))
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    #[tokio::test]
+    async fn both_ways_at_once_through_small_buffers_neither_side_holds_the_other() {
+        // agent <-> relay's a | relay's b <-> journal, which echoes: the case where a relay that
+        // waits to write one way while not reading the other would hang.
+        let (mut agent, mut a) = tokio::io::duplex(1024);
+        let (mut b, journal) = tokio::io::duplex(1024);
+        tokio::spawn(async move {
+            let (mut read, mut write) = tokio::io::split(journal);
+            let _ = tokio::io::copy(&mut read, &mut write).await;
+        });
+        let relay = tokio::spawn(async move { pipe(&mut a, &mut b, Duration::from_secs(60)).await });
+        let sent: Vec<u8> = (0..1_000_000u32).map(|n| (n % 251) as u8).collect();
+        let (mut read, mut write) = tokio::io::split(&mut agent);
+        let expected = sent.clone();
+        let echoed = tokio::time::timeout(Duration::from_secs(60), async move {
+            let writing = async {
+                write.write_all(&sent).await.unwrap();
+                write.shutdown().await.unwrap();
+            };
+            let mut back = Vec::new();
+            let reading = read.read_to_end(&mut back);
+            let (_, read) = tokio::join!(writing, reading);
+            read.unwrap();
+            back
+        })
+        .await
+        .expect("a hang: the bytes did not come back");
+        assert_eq!(echoed, expected);
+        drop(agent);
+        tokio::time::timeout(Duration::from_secs(10), relay)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stream_with_no_byte_either_way_is_closed_when_idle() {
+        let (_agent, mut a) = tokio::io::duplex(1024);
+        let (mut b, _journal) = tokio::io::duplex(1024);
+        let began = tokio::time::Instant::now();
+        pipe(&mut a, &mut b, Duration::from_secs(300)).await;
+        let waited = began.elapsed();
+        assert!(
+            waited >= Duration::from_secs(300) && waited < Duration::from_secs(310),
+            "{waited:?}"
+        );
+    }
 }
