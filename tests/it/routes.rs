@@ -690,3 +690,75 @@ fn the_proxy_route_is_turned_on_with_a_public_https_url_and_off_again() {
     ok(dir.path(), &["route", "disable", "proxy"]);
     assert!(ok(dir.path(), &["route", "list"]).contains("proxy   off"));
 }
+
+#[tokio::test]
+async fn the_connect_page_offers_the_relay_and_proxy_routes_while_they_serve() {
+    use crate::app::{get, text};
+    use crate::app_pages::{owner_of, submit};
+    use journal::routes::status::DomainView;
+
+    let server = TestServer::start().await;
+    let owner = owner_of(&server).await;
+    let cookie = owner.secret.clone();
+    for (route, says) in [
+        ("relay", "journal route enable relay"),
+        ("proxy", "journal route enable proxy --public-url URL"),
+    ] {
+        let off = text(&get(&server, &format!("/app/connect?route={route}"), Some(&cookie)).await);
+        assert!(
+            off.contains(&format!("The {route} route is not serving on this journal")),
+            "{off}"
+        );
+        assert!(off.contains(says), "{off}");
+        let refused = submit(&server, &owner, "/app/connect/code", &format!("route={route}")).await;
+        assert_eq!(
+            refused.status,
+            StatusCode::BAD_REQUEST,
+            "{route}: no code for a route that is off"
+        );
+    }
+
+    // The relay route while its tunnel is down: why, and it cannot be picked.
+    server.state().routes.set_relay(Some(DomainView {
+        mcp_url: "https://alice.relay.example.org/mcp".into(),
+        serving: false,
+        problem: Some("could not reach the relay relay.example.org:443".into()),
+    }));
+    let down = text(&get(&server, "/app/connect?route=relay", Some(&cookie)).await);
+    assert!(
+        down.contains("On, but not serving: could not reach the relay relay.example.org:443."),
+        "{down}"
+    );
+
+    server.state().routes.set_relay(Some(DomainView {
+        mcp_url: "https://alice.relay.example.org/mcp".into(),
+        serving: true,
+        problem: None,
+    }));
+    server
+        .state()
+        .routes
+        .set_proxy(Some("https://journal.tail1234.ts.net/mcp".into()));
+    for (route, url) in [
+        ("relay", "https://alice.relay.example.org/mcp"),
+        ("proxy", "https://journal.tail1234.ts.net/mcp"),
+    ] {
+        let html = text(&get(&server, &format!("/app/connect?route={route}"), Some(&cookie)).await);
+        assert!(
+            html.contains(&format!("claude mcp add --scope user --transport http journal {url}")),
+            "{html}"
+        );
+        assert!(
+            !html.contains("needs a route the internet reaches"),
+            "hosted clients can use the {route} route"
+        );
+        let made = submit(&server, &owner, "/app/connect/code", &format!("route={route}")).await;
+        assert_eq!(made.status, StatusCode::OK);
+        assert!(
+            store::code_expiry(&server.journal.db, route, unix_now())
+                .await
+                .unwrap()
+                .is_some()
+        );
+    }
+}
