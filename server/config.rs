@@ -122,6 +122,16 @@ impl RelayRoutePlan {
     pub fn hostname(&self) -> String {
         format!("{}.{}", self.name, self.relay_host)
     }
+
+    /// Where its certificates come from.
+    pub fn acme(&self) -> crate::domain::keeper::AcmeSettings {
+        crate::domain::keeper::AcmeSettings {
+            directory: self.directory.clone(),
+            email: self.email.clone(),
+            acme_root: self.acme_root.clone(),
+            caa_identity: self.caa_identity.clone(),
+        }
+    }
 }
 
 /// The default address the proxy route listens on, for the tunnel to forward to.
@@ -143,6 +153,18 @@ pub struct DomainPlan {
     pub resolver: Option<SocketAddr>,
     pub acme_root: Option<PathBuf>,
     pub caa_identity: Option<String>,
+}
+
+impl DomainPlan {
+    /// Where its certificates come from.
+    pub fn acme(&self) -> crate::domain::keeper::AcmeSettings {
+        crate::domain::keeper::AcmeSettings {
+            directory: self.directory.clone(),
+            email: self.email.clone(),
+            acme_root: self.acme_root.clone(),
+            caa_identity: self.caa_identity.clone(),
+        }
+    }
 }
 
 /// `[lan]`: the route over the owner's private network or VPN; off unless enabled.
@@ -519,6 +541,16 @@ pub fn section<'a>(doc: &'a mut toml_edit::DocumentMut, name: &str) -> &'a mut d
         doc.insert(name, toml_edit::table());
     }
     doc[name].as_table_like_mut().expect("made a table just above")
+}
+
+/// Sets each key that has a value, and removes each that has none (an option not given again).
+pub fn set_optional<const N: usize>(table: &mut dyn toml_edit::TableLike, pairs: [(&str, Option<String>); N]) {
+    for (key, value) in pairs {
+        match value {
+            Some(value) => table.insert(key, toml_edit::value(value)),
+            None => table.remove(key),
+        };
+    }
 }
 
 fn one_line(text: &str) -> String {

@@ -252,12 +252,7 @@ async fn enable_domain(dir: &Path, mut args: DomainArgs) -> anyhow::Result<()> {
             ("acme_root", args.acme_root.map(|p| p.display().to_string())),
             ("caa_identity", plan.caa_identity.clone()),
         ];
-        for (key, value) in optional {
-            match value {
-                Some(value) => domain.insert(key, toml_edit::value(value)),
-                None => domain.remove(key),
-            };
-        }
+        config::set_optional(domain, optional);
         match args.public_port {
             Some(port) => domain.insert("public_port", toml_edit::value(i64::from(port))),
             None => domain.remove("public_port"),
@@ -335,12 +330,7 @@ async fn enable_relay(dir: &Path, mut args: RelayArgs) -> anyhow::Result<()> {
             ("acme_root", args.acme_root.map(|p| p.display().to_string())),
             ("caa_identity", plan.caa_identity.clone()),
         ];
-        for (key, value) in optional {
-            match value {
-                Some(value) => relay.insert(key, toml_edit::value(value)),
-                None => relay.remove(key),
-            };
-        }
+        config::set_optional(relay, optional);
     })?;
     let url = relay::route::route(&plan).mcp_url();
     say!(
@@ -388,40 +378,19 @@ fn enable_proxy(dir: &Path, public_url: String, listen: Option<String>) -> anyho
 }
 
 fn disable(dir: &Path, name: &str) -> anyhow::Result<()> {
-    match name {
-        LAN => {
-            config::edit(dir, |doc| {
-                config::section(doc, "lan").insert("enabled", toml_edit::value(false));
-            })?;
-            say!("The LAN route is off from the next start of `journal serve` (restart it now to stop serving).");
-            Ok(())
-        }
-        DOMAIN => {
-            config::edit(dir, |doc| {
-                config::section(doc, "domain").insert("enabled", toml_edit::value(false));
-            })?;
-            say!("The domain route is off from the next start of `journal serve` (restart it now to stop serving).");
-            Ok(())
-        }
-        RELAY => {
-            config::edit(dir, |doc| {
-                config::section(doc, "relay").insert("enabled", toml_edit::value(false));
-            })?;
-            say!("The relay route is off from the next start of `journal serve` (restart it now to stop serving).");
-            Ok(())
-        }
-        PROXY => {
-            config::edit(dir, |doc| {
-                config::section(doc, "proxy").insert("enabled", toml_edit::value(false));
-            })?;
-            say!("The proxy route is off from the next start of `journal serve` (restart it now to stop serving).");
-            Ok(())
-        }
+    let (section, shown) = match name {
+        LAN => ("lan", "LAN"),
+        DOMAIN | RELAY | PROXY => (name, name),
         LOCAL => bail!(
             "the local route cannot be turned off: it is how the owner's own tools and the owner app reach the journal"
         ),
         other => bail!("unknown route \"{other}\": the routes that can be turned off are lan, domain, proxy and relay"),
-    }
+    };
+    config::edit(dir, |doc| {
+        config::section(doc, section).insert("enabled", toml_edit::value(false));
+    })?;
+    say!("The {shown} route is off from the next start of `journal serve` (restart it now to stop serving).");
+    Ok(())
 }
 
 fn lan_url(ip: IpAddr, port: u16) -> String {

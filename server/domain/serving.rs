@@ -7,21 +7,20 @@
 //! When the DNS answers say the hostname or its CAA set drifted, the route stops serving (its
 //! listener closes) until they are right again; a DNS server that does not answer is not drift, and
 //! the route serves on. A failed order is retried with backoff (1 minute, doubling, at most 6 hours)
-//! while the current certificate, if any, keeps serving. Every outcome is recorded for
+//! while the current certificate, if any, keeps serving (`keeper`). Every outcome is recorded for
 //! `journal route list` and the owner app.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::acme::{self, AcmeAccount, AcmeHttp};
+use super::acme::{self, AcmeHttp};
 use super::caa::{self, Wanted};
-use super::certificate::{self, Stored};
 use super::dns::{DnsError, Resolver};
+use super::keeper::Keeper;
 use crate::app::AppState;
 use crate::clock::unix_now;
 use crate::config::DomainPlan;
@@ -29,16 +28,13 @@ use crate::context::{DOMAIN, Route};
 use crate::lan::limits::ConnectionLimiter;
 use crate::listener::{ConnectionLimits, Gate, accept_loop};
 use crate::routes;
-use crate::routes::status::{self, Certificate, DomainView};
-use crate::tls::serving::{CertSlot, acme_server_config};
+use crate::routes::status::{self, DomainView};
+use crate::tls::serving::acme_server_config;
 
 /// How often the route checks DNS, CAA and its certificate.
 pub const CHECK_INTERVAL: Duration = Duration::from_secs(60);
 /// The validation method the route answers, as CAA records name it.
 pub const METHOD: &str = "tls-alpn-01";
-/// The first retry after a failed order, doubled after each further failure up to `MAX_BACKOFF`.
-const FIRST_BACKOFF: i64 = 60;
-const MAX_BACKOFF: i64 = 6 * 3600;
 
 /// Why the route could not start at all.
 #[derive(Debug, thiserror::Error)]
@@ -61,36 +57,26 @@ pub async fn start(
     }
     // The extra root is read now: a wrong path is a setting to fix, not something to retry.
     AcmeHttp::new(plan.acme_root.as_deref()).map_err(|e| DomainError::Setup(e.to_string()))?;
-    let slot = Arc::new(CertSlot::default());
-    let acceptor = tokio_rustls::TlsAcceptor::from(
-        acme_server_config(slot.clone()).map_err(|e| DomainError::Setup(e.to_string()))?,
-    );
     let root = state.journal.root().to_path_buf();
-    let mut route = DomainRoute {
-        cert: certificate::load(&root, DOMAIN, &plan.hostname),
+    let keeper = Keeper::new(DOMAIN, &plan.hostname, root.clone(), plan.acme());
+    let acceptor = tokio_rustls::TlsAcceptor::from(
+        acme_server_config(keeper.slot.clone()).map_err(|e| DomainError::Setup(e.to_string()))?,
+    );
+    let route = DomainRoute {
         root,
         state,
         plan,
         limits,
-        slot,
+        keeper,
         gate: Gate::Tls {
             acceptor,
             limiter: ConnectionLimiter::public(),
             private_peers_only: false,
         },
-        account: None,
         identity: None,
         listener: None,
-        retry_at: 0,
-        failures: 0,
         recorder: status::Recorder::new(DOMAIN),
     };
-    if let Some(stored) = &route.cert
-        && let Err(error) = route.slot.install_pem(&stored.chain_pem, &stored.key_pem)
-    {
-        tracing::warn!(%error, "the stored certificate of the domain route cannot be served");
-        route.cert = None;
-    }
     // The first check (which may order a certificate, for a minute or two) runs in the route's
     // own task: the server is up and answers signals meanwhile.
     Ok(tokio::spawn(route.run(stop)))
@@ -106,17 +92,12 @@ struct DomainRoute {
     plan: DomainPlan,
     root: PathBuf,
     limits: ConnectionLimits,
-    slot: Arc<CertSlot>,
+    /// The certificate, its account and its renewal.
+    keeper: Keeper,
     gate: Gate,
-    /// Loaded when an order needs it (loading asks the CA).
-    account: Option<AcmeAccount>,
     /// The account's URL and the CA's CAA identity, once known.
     identity: Option<(String, String)>,
-    cert: Option<Stored>,
     listener: Option<Listener>,
-    /// No order before this time (unix seconds), after failures.
-    retry_at: i64,
-    failures: u32,
     recorder: status::Recorder,
 }
 
@@ -162,7 +143,7 @@ impl DomainRoute {
                 let trouble = other.err();
                 match self.open().await {
                     Err(problem) => Some(Finding::Trouble(problem)),
-                    Ok(()) => match self.renew_if_due(now).await {
+                    Ok(()) => match self.keeper.renew_if_due(now).await {
                         Err(problem) => Some(Finding::Trouble(problem)),
                         Ok(()) => trouble,
                     },
@@ -201,29 +182,12 @@ impl DomainRoute {
         let identity = match stored {
             Some((url, identity)) => (url, self.plan.caa_identity.clone().unwrap_or(identity)),
             None => {
-                let account = self.load_account().await?;
+                let account = self.keeper.account().await?;
                 (account.url.clone(), account.caa_identity.clone())
             }
         };
         self.identity = Some(identity.clone());
         Ok(identity)
-    }
-
-    async fn load_account(&mut self) -> Result<&AcmeAccount, String> {
-        if self.account.is_none() {
-            let http = AcmeHttp::new(self.plan.acme_root.as_deref()).map_err(|e| e.to_string())?;
-            let account = acme::account(
-                &self.root,
-                &self.plan.directory,
-                self.plan.email.as_deref(),
-                self.plan.caa_identity.as_deref(),
-                http,
-            )
-            .await
-            .map_err(|e| format!("the ACME account at {} is not usable: {e}", self.plan.directory))?;
-            self.account = Some(account);
-        }
-        Ok(self.account.as_ref().expect("set just above"))
     }
 
     /// Listens, if not already.
@@ -256,71 +220,15 @@ impl DomainRoute {
         Route::domain(&self.plan.hostname, self.plan.public_port, self.plan.listen)
     }
 
-    /// Orders a certificate when there is none or fewer than 30 days remain, unless backing off.
-    async fn renew_if_due(&mut self, now: i64) -> Result<(), String> {
-        let due = self.cert.as_ref().is_none_or(|cert| cert.needs_renewal(now));
-        if !due || now < self.retry_at {
-            return Ok(());
-        }
-        match self.order().await {
-            Ok(stored) => {
-                self.failures = 0;
-                self.retry_at = 0;
-                tracing::info!(
-                    not_after = stored.not_after,
-                    "the domain route has a new certificate from {}",
-                    stored.issuer
-                );
-                self.cert = Some(stored);
-                Ok(())
-            }
-            Err(problem) => {
-                self.failures += 1;
-                let wait = backoff(self.failures);
-                self.retry_at = now + wait;
-                Err(format!(
-                    "{problem} (tried {} times; next in {} minutes)",
-                    self.failures,
-                    wait / 60
-                ))
-            }
-        }
-    }
-
-    async fn order(&mut self) -> Result<Stored, String> {
-        let hostname = self.plan.hostname.clone();
-        let slot = self.slot.clone();
-        let account = self.load_account().await?;
-        let issued = acme::order(&account.account, &hostname, &slot)
-            .await
-            .map_err(|e| format!("the CA did not issue a certificate for {hostname}: {e}"))?;
-        let stored = Stored::from_pem(issued.chain_pem, issued.key_pem, &hostname)
-            .map_err(|e| format!("the CA's certificate for {hostname} is not usable: {e}"))?;
-        self.slot
-            .install_pem(&stored.chain_pem, &stored.key_pem)
-            .map_err(|e| format!("the CA's certificate for {hostname} is not usable: {e}"))?;
-        let (root, keep) = (self.root.clone(), stored.clone());
-        let saved = tokio::task::spawn_blocking(move || certificate::save(&root, DOMAIN, &keep)).await;
-        if let Ok(Err(error)) = saved {
-            // It serves from memory; the next start orders again.
-            tracing::warn!(%error, "could not keep the domain route's certificate on disk");
-        }
-        Ok(stored)
-    }
-
     /// Tells the owner app and `journal route list` what the route does and what went wrong.
     async fn publish(&mut self, problem: Option<String>, now: i64) {
-        let serving = self.listener.is_some() && self.cert.is_some();
+        let serving = self.listener.is_some() && self.keeper.has_certificate();
         self.state.routes.set_domain(Some(DomainView {
             mcp_url: self.route().mcp_url(),
             serving,
             problem: problem.clone(),
         }));
-        let certificate = self.cert.as_ref().filter(|_| serving).map(|cert| Certificate {
-            issuer: cert.issuer.clone(),
-            not_after: cert.not_after,
-            fingerprint: cert.fingerprint.clone(),
-        });
+        let certificate = self.keeper.certificate().filter(|_| serving);
         let listen = [self.plan.listen];
         let serving = certificate.as_ref().map(|certificate| (listen.as_slice(), certificate));
         self.recorder
@@ -369,26 +277,5 @@ impl Finding {
         match self {
             Finding::Drift(text) | Finding::Trouble(text) => text,
         }
-    }
-}
-
-/// Seconds to wait after the `failures`-th failed order in a row.
-fn backoff(failures: u32) -> i64 {
-    let doublings = failures.saturating_sub(1).min(20);
-    (FIRST_BACKOFF << doublings).min(MAX_BACKOFF)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backoff_doubles_to_six_hours() {
-        assert_eq!(backoff(1), 60);
-        assert_eq!(backoff(2), 120);
-        assert_eq!(backoff(3), 240);
-        assert_eq!(backoff(9), 60 << 8);
-        assert_eq!(backoff(10), 6 * 3600);
-        assert_eq!(backoff(u32::MAX), 6 * 3600);
     }
 }

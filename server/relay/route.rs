@@ -10,7 +10,6 @@
 //! certificate when fewer than 30 days remain, and records what it does for `journal route list`
 //! and the owner app.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,14 +22,14 @@ use crate::app::AppState;
 use crate::clock::unix_now;
 use crate::config::RelayRoutePlan;
 use crate::context::{RELAY, Route};
-use crate::domain::acme::{self, AcmeAccount, AcmeHttp};
-use crate::domain::certificate::{self, Stored};
+use crate::domain::acme::AcmeHttp;
+use crate::domain::keeper::Keeper;
 use crate::lan::limits::ConnectionLimiter;
 use crate::listener::{ConnectionLimits, serve_tls};
 use crate::routes;
-use crate::routes::status::{self, Certificate, DomainView};
+use crate::routes::status::{self, DomainView};
 use crate::tls::ca;
-use crate::tls::serving::{CertSlot, acme_server_config};
+use crate::tls::serving::acme_server_config;
 
 /// How often the route checks its certificate.
 const CHECK_INTERVAL: Duration = Duration::from_secs(60);
@@ -38,9 +37,6 @@ const CHECK_INTERVAL: Duration = Duration::from_secs(60);
 const MAX_DIAL_WAIT: Duration = Duration::from_secs(60);
 /// The wait after the relay refused the tunnel (the owner has something to fix).
 const REFUSED_WAIT: Duration = Duration::from_secs(300);
-/// The first retry after a failed order, doubled after each further failure up to six hours.
-const FIRST_BACKOFF: i64 = 60;
-const MAX_BACKOFF: i64 = 6 * 3600;
 
 /// Why the route could not start.
 #[derive(Debug, thiserror::Error)]
@@ -90,18 +86,12 @@ pub async fn start(
     let root = state.journal.root().to_path_buf();
     let identity = Arc::new(journal_identity(&root)?);
     let target = target(&plan)?;
+    // The extra root is read now: a wrong path is a setting to fix, not something to retry.
     AcmeHttp::new(plan.acme_root.as_deref()).map_err(|e| RelayRouteError(e.to_string()))?;
-    let slot = Arc::new(CertSlot::default());
-    let acceptor =
-        tokio_rustls::TlsAcceptor::from(acme_server_config(slot.clone()).map_err(|e| RelayRouteError(e.to_string()))?);
-    let hostname = plan.hostname();
-    let mut cert = certificate::load(&root, RELAY, &hostname);
-    if let Some(stored) = &cert
-        && let Err(error) = slot.install_pem(&stored.chain_pem, &stored.key_pem)
-    {
-        tracing::warn!(%error, "the stored certificate of the relay route cannot be served");
-        cert = None;
-    }
+    let keeper = Keeper::new(RELAY, &plan.hostname(), root, plan.acme());
+    let acceptor = tokio_rustls::TlsAcceptor::from(
+        acme_server_config(keeper.slot.clone()).map_err(|e| RelayRouteError(e.to_string()))?,
+    );
     let router = routes::domain::router(state.clone(), route(&plan));
     let (tunnel_state, tunnel_seen) = watch::channel(Tunnel::Dialling);
     let dialling = tokio::spawn(keep_tunnel(
@@ -116,12 +106,7 @@ pub async fn start(
     let checks = RelayRoute {
         state,
         plan,
-        root,
-        slot,
-        cert,
-        account: None,
-        retry_at: 0,
-        failures: 0,
+        keeper,
         recorder: status::Recorder::new(RELAY),
     };
     Ok(tokio::spawn(async move {
@@ -203,12 +188,8 @@ fn dial_wait(error: &TunnelError, failures: u32) -> Duration {
 struct RelayRoute {
     state: AppState,
     plan: RelayRoutePlan,
-    root: PathBuf,
-    slot: Arc<CertSlot>,
-    cert: Option<Stored>,
-    account: Option<AcmeAccount>,
-    retry_at: i64,
-    failures: u32,
+    /// The certificate, its account and its renewal.
+    keeper: Keeper,
     recorder: status::Recorder,
 }
 
@@ -242,85 +223,19 @@ impl RelayRoute {
             Tunnel::Dialling => Some("dialling the relay".to_string()),
             Tunnel::Down(problem) => Some(problem.clone()),
             // The CA reaches the journal through the tunnel: only then can it validate an order.
-            Tunnel::Connected => self.renew_if_due(now).await.err(),
+            Tunnel::Connected => self.keeper.renew_if_due(now).await.err(),
         };
-        let serving = *tunnel == Tunnel::Connected && self.cert.is_some();
+        let serving = *tunnel == Tunnel::Connected && self.keeper.has_certificate();
         self.state.routes.set_relay(Some(DomainView {
             mcp_url: route(&self.plan).mcp_url(),
             serving,
             problem: problem.clone(),
         }));
-        let certificate = self.cert.as_ref().filter(|_| serving).map(|cert| Certificate {
-            issuer: cert.issuer.clone(),
-            not_after: cert.not_after,
-            fingerprint: cert.fingerprint.clone(),
-        });
+        let certificate = self.keeper.certificate().filter(|_| serving);
         let serving = certificate.as_ref().map(|certificate| (&[][..], certificate));
         self.recorder
             .record(&self.state.journal.db, serving, problem, now)
             .await;
-    }
-
-    async fn renew_if_due(&mut self, now: i64) -> Result<(), String> {
-        let due = self.cert.as_ref().is_none_or(|cert| cert.needs_renewal(now));
-        if !due || now < self.retry_at {
-            return Ok(());
-        }
-        match self.order().await {
-            Ok(stored) => {
-                self.failures = 0;
-                self.retry_at = 0;
-                tracing::info!(
-                    not_after = stored.not_after,
-                    "the relay route has a new certificate from {}",
-                    stored.issuer
-                );
-                self.cert = Some(stored);
-                Ok(())
-            }
-            Err(problem) => {
-                self.failures += 1;
-                let doublings = self.failures.saturating_sub(1).min(20);
-                let wait = (FIRST_BACKOFF << doublings).min(MAX_BACKOFF);
-                self.retry_at = now + wait;
-                Err(format!(
-                    "{problem} (tried {} times; next in {} minutes)",
-                    self.failures,
-                    wait / 60
-                ))
-            }
-        }
-    }
-
-    async fn order(&mut self) -> Result<Stored, String> {
-        if self.account.is_none() {
-            let http = AcmeHttp::new(self.plan.acme_root.as_deref()).map_err(|e| e.to_string())?;
-            let account = acme::account(
-                &self.root,
-                &self.plan.directory,
-                self.plan.email.as_deref(),
-                self.plan.caa_identity.as_deref(),
-                http,
-            )
-            .await
-            .map_err(|e| format!("the ACME account at {} is not usable: {e}", self.plan.directory))?;
-            self.account = Some(account);
-        }
-        let account = self.account.as_ref().expect("set just above");
-        let hostname = self.plan.hostname();
-        let issued = acme::order(&account.account, &hostname, &self.slot)
-            .await
-            .map_err(|e| format!("the CA did not issue a certificate for {hostname}: {e}"))?;
-        let stored = Stored::from_pem(issued.chain_pem, issued.key_pem, &hostname)
-            .map_err(|e| format!("the CA's certificate for {hostname} is not usable: {e}"))?;
-        self.slot
-            .install_pem(&stored.chain_pem, &stored.key_pem)
-            .map_err(|e| format!("the CA's certificate for {hostname} is not usable: {e}"))?;
-        let (root, keep) = (self.root.clone(), stored.clone());
-        if let Ok(Err(error)) = tokio::task::spawn_blocking(move || certificate::save(&root, RELAY, &keep)).await {
-            tracing::warn!(%error, "could not keep the relay route's certificate on disk");
-        }
-        Ok(stored)
     }
 }
 
