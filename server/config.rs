@@ -93,8 +93,9 @@ pub struct RelaySettings {
     pub relay: Option<String>,
     /// This journal's name there: agents reach it at `NAME.<relay host>`.
     pub name: Option<String>,
-    /// Where to reach the relay instead of asking DNS (IP:PORT).
-    pub address: Option<String>,
+    /// Where to reach the relay instead of asking DNS (IP:PORT each): one tunnel to each.
+    #[serde(default)]
+    pub addresses: Vec<String>,
     /// A PEM file of a CA to trust for the relay's own certificate.
     pub relay_root: Option<PathBuf>,
     pub acme_directory: Option<String>,
@@ -109,7 +110,8 @@ pub struct RelayRoutePlan {
     pub relay_host: String,
     pub relay_port: u16,
     pub name: String,
-    pub address: Option<SocketAddr>,
+    /// The relays' addresses as given; empty: every address the relay's name resolves to.
+    pub addresses: Vec<SocketAddr>,
     pub relay_root: Option<PathBuf>,
     pub directory: String,
     pub email: Option<String>,
@@ -375,17 +377,20 @@ pub fn relay_plan(file: &FileSettings) -> Result<Option<RelayRoutePlan>, ConfigE
         .as_deref()
         .ok_or_else(|| ConfigError::Invalid("the relay route is enabled without a name: set [relay] name".into()))?;
     let name = crate::relay::enrolments::name_of(name).map_err(|e| ConfigError::Invalid(e.to_string()))?;
-    let address = match relay.address.as_deref() {
-        None => None,
-        Some(text) => Some(text.trim().parse::<SocketAddr>().map_err(|_| {
-            ConfigError::Invalid(format!("relay address \"{text}\" is not IP:PORT, like 203.0.113.7:443"))
-        })?),
-    };
+    let addresses = relay
+        .addresses
+        .iter()
+        .map(|text| {
+            text.trim().parse::<SocketAddr>().map_err(|_| {
+                ConfigError::Invalid(format!("relay address \"{text}\" is not IP:PORT, like 203.0.113.7:443"))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Some(RelayRoutePlan {
         relay_host: hostname_of(host)?,
         relay_port: port,
         name,
-        address,
+        addresses,
         relay_root: relay.relay_root.clone(),
         directory: acme_directory(relay.acme_directory.as_deref())?,
         email: relay.email.as_deref().map(email).transpose()?,
@@ -768,13 +773,18 @@ mod tests {
         );
         assert_eq!(on.hostname(), "alice.relay.example.org");
         assert_eq!(on.directory, crate::domain::acme::LETS_ENCRYPT);
-        let port =
-            plan("[relay]\nenabled = true\nrelay = \"relay.test:8443\"\nname = \"a\"\naddress = \"127.0.0.1:8443\"\n")
-                .unwrap()
-                .unwrap();
+        let port = plan(
+            "[relay]\nenabled = true\nrelay = \"relay.test:8443\"\nname = \"a\"\naddresses = [\"127.0.0.1:8443\", \"[::1]:8443\"]\n",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(port.relay_port, 8443);
         assert_eq!(
-            (port.relay_port, port.address),
-            (8443, Some("127.0.0.1:8443".parse().unwrap()))
+            port.addresses,
+            [
+                "127.0.0.1:8443".parse::<SocketAddr>().unwrap(),
+                "[::1]:8443".parse().unwrap()
+            ]
         );
         for (text, says) in [
             ("[relay]\nenabled = true\nname = \"a\"\n", "without a relay"),
@@ -796,7 +806,7 @@ mod tests {
                 "letters, digits",
             ),
             (
-                "[relay]\nenabled = true\nrelay = \"relay.test\"\nname = \"a\"\naddress = \"relay.test\"\n",
+                "[relay]\nenabled = true\nrelay = \"relay.test\"\nname = \"a\"\naddresses = [\"relay.test\"]\n",
                 "not IP:PORT",
             ),
         ] {

@@ -107,9 +107,10 @@ pub struct RelayArgs {
     /// The one-time credential the relay's owner gave you (`journal relay enrol NAME`).
     #[arg(long, value_name = "CREDENTIAL")]
     enrolment: String,
-    /// Reach the relay at this address instead of asking DNS for its hostname.
+    /// Reach the relay at this address instead of asking DNS for its hostname; repeat it for
+    /// several relays behind one name (the journal keeps a tunnel to each).
     #[arg(long, value_name = "IP:PORT")]
-    relay_address: Option<String>,
+    relay_address: Vec<String>,
     /// A PEM file of a CA to trust for the relay's own certificate (a relay with a private CA).
     #[arg(long, value_name = "FILE")]
     relay_root: Option<PathBuf>,
@@ -291,7 +292,7 @@ async fn enable_relay(dir: &Path, mut args: RelayArgs) -> anyhow::Result<()> {
             enabled: true,
             relay: Some(args.relay.clone()),
             name: Some(args.name.clone()),
-            address: args.relay_address.clone(),
+            addresses: args.relay_address.clone(),
             relay_root: args.relay_root.clone(),
             acme_directory: args.acme_directory.clone(),
             email: args.email.clone(),
@@ -311,19 +312,34 @@ async fn enable_relay(dir: &Path, mut args: RelayArgs) -> anyhow::Result<()> {
         http,
     )
     .await?;
-    // The credential binds this journal's key at the relay now, and is never written down.
+    // The credential binds this journal's key at the relay now (at each relay behind its name), and
+    // is never written down.
     let identity = relay::route::journal_identity(dir)?;
-    let target = relay::route::target(&plan)?;
-    relay::tunnel::open(&target, &identity, Some(args.enrolment.trim()))
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}; the relay route stays off"))?;
+    let relays = relay::route::relay_addresses(&plan).await.map_err(anyhow::Error::msg)?;
+    for address in &relays {
+        let target = relay::route::target(&plan, *address)?;
+        relay::tunnel::open(&target, &identity, Some(args.enrolment.trim()))
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}; the relay route stays off"))?;
+    }
     config::edit(dir, |doc| {
         let relay = config::section(doc, "relay");
         relay.insert("enabled", toml_edit::value(true));
         relay.insert("relay", toml_edit::value(args.relay.trim()));
         relay.insert("name", toml_edit::value(plan.name.clone()));
+        match args.relay_address.is_empty() {
+            true => relay.remove("addresses"),
+            false => relay.insert(
+                "addresses",
+                toml_edit::value(
+                    args.relay_address
+                        .iter()
+                        .map(|a| a.trim())
+                        .collect::<toml_edit::Array>(),
+                ),
+            ),
+        };
         let optional = [
-            ("address", args.relay_address),
             ("relay_root", args.relay_root.map(|p| p.display().to_string())),
             ("acme_directory", args.acme_directory),
             ("email", plan.email.clone()),

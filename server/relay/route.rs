@@ -10,6 +10,7 @@
 //! certificate when fewer than 30 days remain, and records what it does for `journal route list`
 //! and the owner app.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,16 +44,76 @@ const REFUSED_WAIT: Duration = Duration::from_secs(300);
 #[error("{0}")]
 pub struct RelayRouteError(String);
 
-/// The state of the tunnel, as the route's checks see it.
+/// The state of a tunnel, or of all of them, as the route's checks see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Tunnel {
     Dialling,
     Connected,
+    /// Some relays connected, not all: the route serves, and says what is wrong with the others.
+    Partly(String),
     Down(String),
 }
 
-/// The relay the plan names, as the tunnel dials it.
-pub fn target(plan: &RelayRoutePlan) -> Result<RelayTarget, RelayRouteError> {
+impl Tunnel {
+    fn serving(&self) -> bool {
+        matches!(self, Tunnel::Connected | Tunnel::Partly(_))
+    }
+}
+
+/// The tunnels to each relay behind the relay's name, and their summary, which the checks watch.
+struct Tunnels {
+    each: std::sync::Mutex<std::collections::BTreeMap<SocketAddr, Tunnel>>,
+    summary: watch::Sender<Tunnel>,
+}
+
+impl Tunnels {
+    fn set(&self, relay: SocketAddr, state: Option<Tunnel>) {
+        let mut each = self.each.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        match state {
+            Some(state) => each.insert(relay, state),
+            None => each.remove(&relay),
+        };
+        self.summary.send_replace(summary(&each));
+    }
+}
+
+/// One state for all the tunnels: connected when all are, partly when some are.
+fn summary(each: &std::collections::BTreeMap<SocketAddr, Tunnel>) -> Tunnel {
+    let connected = each.values().filter(|t| **t == Tunnel::Connected).count();
+    let trouble = each.iter().find_map(|(relay, t)| match t {
+        Tunnel::Down(problem) => Some(format!("{problem} ({relay})")),
+        _ => None,
+    });
+    match (connected, trouble) {
+        (0, Some(trouble)) => Tunnel::Down(trouble),
+        (0, None) => Tunnel::Dialling,
+        (n, Some(trouble)) => Tunnel::Partly(format!("{n} of {} relays connected; {trouble}", each.len())),
+        // The others are being dialled for the first time: nothing is wrong yet.
+        (_, None) => Tunnel::Connected,
+    }
+}
+
+/// The addresses to hold a tunnel to: those the owner gave, else every address the relay's name
+/// resolves to (several relays behind one name each need the journal's tunnel, since an agent may
+/// reach any of them).
+pub async fn relay_addresses(plan: &RelayRoutePlan) -> Result<Vec<SocketAddr>, String> {
+    if !plan.addresses.is_empty() {
+        return Ok(plan.addresses.clone());
+    }
+    let found = tokio::net::lookup_host((plan.relay_host.as_str(), plan.relay_port))
+        .await
+        .map_err(|e| format!("could not resolve the relay {}: {e}", plan.relay_host))?;
+    let mut addresses: Vec<SocketAddr> = found.collect();
+    addresses.sort();
+    addresses.dedup();
+    if addresses.is_empty() {
+        return Err(format!("the relay {} resolves to no address", plan.relay_host));
+    }
+    Ok(addresses)
+}
+
+/// The relay the plan names, as a tunnel dials it at `address`.
+pub fn target(plan: &RelayRoutePlan, address: SocketAddr) -> Result<RelayTarget, RelayRouteError> {
     let extra_roots = match &plan.relay_root {
         Some(path) => identity::certificates(path).map_err(|e| RelayRouteError(e.to_string()))?,
         None => Vec::new(),
@@ -60,7 +121,7 @@ pub fn target(plan: &RelayRoutePlan) -> Result<RelayTarget, RelayRouteError> {
     Ok(RelayTarget {
         host: plan.relay_host.clone(),
         port: plan.relay_port,
-        address: plan.address,
+        address: Some(address),
         name: plan.name.clone(),
         extra_roots,
     })
@@ -85,7 +146,8 @@ pub async fn start(
 ) -> Result<JoinHandle<()>, RelayRouteError> {
     let root = state.journal.root().to_path_buf();
     let identity = Arc::new(journal_identity(&root)?);
-    let target = target(&plan)?;
+    // The relay's CA is read now, for a clear error at start.
+    target(&plan, SocketAddr::from(([0, 0, 0, 0], 0)))?;
     // The extra root is read now: a wrong path is a setting to fix, not something to retry.
     AcmeHttp::new(plan.acme_root.as_deref()).map_err(|e| RelayRouteError(e.to_string()))?;
     let keeper = Keeper::new(RELAY, &plan.hostname(), root, plan.acme());
@@ -93,16 +155,18 @@ pub async fn start(
         acme_server_config(keeper.slot.clone()).map_err(|e| RelayRouteError(e.to_string()))?,
     );
     let router = routes::domain::router(state.clone(), route(&plan));
-    let (tunnel_state, tunnel_seen) = watch::channel(Tunnel::Dialling);
-    let dialling = tokio::spawn(keep_tunnel(
-        target,
+    let (summary, tunnel_seen) = watch::channel(Tunnel::Dialling);
+    let tunnels = Arc::new(Tunnels {
+        each: Default::default(),
+        summary,
+    });
+    let serving = Serving {
         identity,
         acceptor,
         router,
         limits,
-        tunnel_state,
-        stop.clone(),
-    ));
+    };
+    let dialling = tokio::spawn(keep_tunnels(plan.clone(), serving, tunnels, stop.clone()));
     let checks = RelayRoute {
         state,
         plan,
@@ -115,17 +179,70 @@ pub async fn start(
     }))
 }
 
-/// Keeps the tunnel up until `stop`, handing each stream to the route's TLS.
-async fn keep_tunnel(
-    target: RelayTarget,
+/// What every tunnel serves its streams with.
+#[derive(Clone)]
+struct Serving {
     identity: Arc<Identity>,
     acceptor: tokio_rustls::TlsAcceptor,
     router: axum::Router,
     limits: ConnectionLimits,
-    state: watch::Sender<Tunnel>,
-    mut stop: watch::Receiver<bool>,
-) {
-    let relay = format!("{}:{}", target.host, target.port);
+}
+
+/// Keeps a tunnel to each relay behind the relay's name until `stop`: the addresses are looked up
+/// again every minute, a tunnel started for a new one and ended for one that went.
+async fn keep_tunnels(plan: RelayRoutePlan, serving: Serving, tunnels: Arc<Tunnels>, mut stop: watch::Receiver<bool>) {
+    let mut running: std::collections::HashMap<SocketAddr, JoinHandle<()>> = Default::default();
+    let mut tick = tokio::time::interval(CHECK_INTERVAL);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            () = status::stopping(&mut stop) => break,
+        }
+        let addresses = match relay_addresses(&plan).await {
+            Ok(addresses) => addresses,
+            Err(problem) => {
+                // The tunnels up keep going; with none, the problem is the route's.
+                if running.is_empty() {
+                    tunnels.summary.send_replace(Tunnel::Down(problem));
+                }
+                continue;
+            }
+        };
+        running.retain(|relay, task| {
+            let keep = addresses.contains(relay);
+            if !keep {
+                tracing::info!("the relay route's relay at {relay} is no longer named: its tunnel is closed");
+                task.abort();
+                tunnels.set(*relay, None);
+            }
+            keep
+        });
+        for relay in addresses {
+            if running.contains_key(&relay) {
+                continue;
+            }
+            let Ok(target) = target(&plan, relay) else { continue };
+            tunnels.set(relay, Some(Tunnel::Dialling));
+            let task = tokio::spawn(keep_tunnel(target, serving.clone(), tunnels.clone(), stop.clone()));
+            running.insert(relay, task);
+        }
+    }
+    for (_, task) in running {
+        let _ = task.await;
+    }
+}
+
+/// Keeps the tunnel to one relay up until `stop`, handing each stream to the route's TLS.
+async fn keep_tunnel(target: RelayTarget, serving: Serving, tunnels: Arc<Tunnels>, mut stop: watch::Receiver<bool>) {
+    let Serving {
+        identity,
+        acceptor,
+        router,
+        limits,
+    } = serving;
+    let at = target.address.unwrap_or(SocketAddr::from(([0, 0, 0, 0], 0)));
+    let state = |tunnel: Tunnel| tunnels.set(at, Some(tunnel));
+    let relay = format!("{}:{} at {at}", target.host, target.port);
     let limiter = ConnectionLimiter::public();
     let mut failures: u32 = 0;
     loop {
@@ -136,7 +253,7 @@ async fn keep_tunnel(
         let wait = match opened {
             Ok(upgraded) => {
                 failures = 0;
-                state.send_replace(Tunnel::Connected);
+                state(Tunnel::Connected);
                 tracing::info!("the relay route is connected to {relay}");
                 let (acceptor, router, limiter) = (acceptor.clone(), router.clone(), limiter.clone());
                 let accept = move |stream, peer: std::net::SocketAddr| {
@@ -155,7 +272,10 @@ async fn keep_tunnel(
                     () = status::stopping(&mut stop) => return,
                 }
                 tracing::info!("the relay route lost its tunnel to {relay}; dialling again");
-                state.send_replace(Tunnel::Down(format!("the tunnel to {relay} closed")));
+                state(Tunnel::Down(format!(
+                    "the tunnel to {}:{} closed",
+                    target.host, target.port
+                )));
                 Duration::from_secs(1)
             }
             Err(error) => {
@@ -165,7 +285,7 @@ async fn keep_tunnel(
                     "the relay route could not connect: {error} (next try in {} s)",
                     wait.as_secs()
                 );
-                state.send_replace(Tunnel::Down(error.to_string()));
+                state(Tunnel::Down(error.to_string()));
                 wait
             }
         };
@@ -220,12 +340,17 @@ impl RelayRoute {
     async fn check(&mut self, tunnel: &Tunnel) {
         let now = unix_now();
         let problem = match tunnel {
-            Tunnel::Dialling => Some("dialling the relay".to_string()),
+            // Not serving yet, and nothing wrong yet either.
+            Tunnel::Dialling => None,
             Tunnel::Down(problem) => Some(problem.clone()),
-            // The CA reaches the journal through the tunnel: only then can it validate an order.
+            // The CA reaches the journal through a tunnel: only then can it validate an order.
             Tunnel::Connected => self.keeper.renew_if_due(now).await.err(),
+            Tunnel::Partly(problem) => Some(match self.keeper.renew_if_due(now).await {
+                Ok(()) => problem.clone(),
+                Err(renewal) => format!("{renewal}; {problem}"),
+            }),
         };
-        let serving = *tunnel == Tunnel::Connected && self.keeper.has_certificate();
+        let serving = tunnel.serving() && self.keeper.has_certificate();
         self.state.routes.set_relay(Some(DomainView {
             mcp_url: route(&self.plan).mcp_url(),
             serving,
@@ -242,6 +367,25 @@ impl RelayRoute {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tunnels_to_several_relays_sum_up_to_one_state() {
+        let (a, b): (SocketAddr, SocketAddr) = ("192.0.2.1:443".parse().unwrap(), "192.0.2.2:443".parse().unwrap());
+        let of = |states: &[(SocketAddr, Tunnel)]| summary(&states.iter().cloned().collect());
+        assert_eq!(of(&[]), Tunnel::Dialling);
+        assert_eq!(of(&[(a, Tunnel::Dialling), (b, Tunnel::Dialling)]), Tunnel::Dialling);
+        assert_eq!(of(&[(a, Tunnel::Connected), (b, Tunnel::Dialling)]), Tunnel::Connected);
+        assert_eq!(of(&[(a, Tunnel::Connected), (b, Tunnel::Connected)]), Tunnel::Connected);
+        assert_eq!(
+            of(&[(a, Tunnel::Connected), (b, Tunnel::Down("refused".into()))]),
+            Tunnel::Partly("1 of 2 relays connected; refused (192.0.2.2:443)".into())
+        );
+        assert_eq!(
+            of(&[(a, Tunnel::Down("refused".into())), (b, Tunnel::Dialling)]),
+            Tunnel::Down("refused (192.0.2.1:443)".into())
+        );
+        assert!(Tunnel::Partly(String::new()).serving() && !Tunnel::Down(String::new()).serving());
+    }
 
     #[test]
     fn dialling_backs_off_to_a_minute_and_waits_longer_after_a_refusal() {
