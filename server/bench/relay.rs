@@ -62,29 +62,17 @@ impl Ca {
         Ok(Ca { key, params, der })
     }
 
-    fn leaf(&self, names: Vec<String>) -> Result<(CertificateDer<'static>, rcgen::KeyPair), String> {
+    fn leaf(&self, names: Vec<String>) -> Result<(rcgen::Certificate, rcgen::KeyPair), String> {
         let key = rcgen::KeyPair::generate().map_err(|e| e.to_string())?;
         let params = rcgen::CertificateParams::new(names).map_err(|e| e.to_string())?;
         let issuer = rcgen::Issuer::new(self.params.clone(), &self.key);
         let cert = params.signed_by(&key, &issuer).map_err(|e| e.to_string())?;
-        Ok((cert.der().clone(), key))
+        Ok((cert, key))
     }
 }
 
-fn write_pem(dir: &Path, name: &str, label: &str, der: &[u8]) -> Result<PathBuf, String> {
-    use base64::Engine;
-    let body = base64::engine::general_purpose::STANDARD.encode(der);
-    let lines: Vec<&str> = body
-        .as_bytes()
-        .chunks(64)
-        .map(|c| std::str::from_utf8(c).unwrap_or(""))
-        .collect();
-    let path = dir.join(name);
-    std::fs::write(
-        &path,
-        format!("-----BEGIN {label}-----\n{}\n-----END {label}-----\n", lines.join("\n")),
-    )
-    .map_err(|e| format!("{}: {e}", path.display()))?;
+fn write(path: PathBuf, pem: String) -> Result<PathBuf, String> {
+    std::fs::write(&path, pem).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(path)
 }
 
@@ -109,13 +97,8 @@ pub async fn run(load: &RelayLoad) -> Result<RelayReport, String> {
     let folder = &folder;
     let ca = Ca::new()?;
     let (relay_cert, relay_key) = ca.leaf(vec!["relay.test".into()])?;
-    let cert = write_pem(folder.0.as_path(), "relay.pem", "CERTIFICATE", &relay_cert)?;
-    let key = write_pem(
-        folder.0.as_path(),
-        "relay-key.pem",
-        "PRIVATE KEY",
-        &relay_key.serialize_der(),
-    )?;
+    let cert = write(folder.0.join("relay.pem"), relay_cert.pem())?;
+    let key = write(folder.0.join("relay-key.pem"), relay_key.serialize_pem())?;
     let data = folder.0.as_path().join("relay");
     let port = free_port()?;
     let addr: SocketAddr = ([127, 0, 0, 1], port).into();
@@ -186,7 +169,7 @@ async fn drive(
             .map_err(|e| e.to_string())?
             .with_no_client_auth()
             .with_single_cert(
-                vec![cert],
+                vec![cert.der().clone()],
                 PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
             )
             .map_err(|e| e.to_string())?;

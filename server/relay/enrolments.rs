@@ -89,7 +89,8 @@ fn path(dir: &Path) -> PathBuf {
     dir.join("enrolments.json")
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Bytes as lower-case hex, as the file keeps digests.
+pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -178,7 +178,7 @@ impl Relay {
             return;
         };
         self.tunnels().retain(|name, tunnel| {
-            let hex: String = tunnel.key.iter().map(|b| format!("{b:02x}")).collect();
+            let hex = enrolments::hex(&tunnel.key);
             let keep = enrolled
                 .iter()
                 .any(|e| &e.name == name && e.key.as_deref() == Some(hex.as_str()));
